@@ -1,0 +1,108 @@
+"""ParamDict: a layer's numbered parameters (ids 0..31) with ncnn's get-with-default.
+
+Values are kept with the type the file gave them: int, float, str, or a numpy
+array (int32 or float32). Binary .param files carry untyped 4-byte words; those
+are stored as `RawWord` and read as int or float depending on the default asked
+with, exactly as ncnn reinterprets the same bits.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+MAX_PARAM_COUNT = 32
+
+
+class RawWord(int):
+    """A 4-byte value from a binary param file whose type is decided on read."""
+
+    def as_float(self) -> float:
+        return struct.unpack("<f", struct.pack("<i", int(self)))[0]
+
+
+class RawArray(np.ndarray):
+    """An int32 array from a binary param file; read as float32 when asked for floats."""
+
+
+def _as_raw_array(words: np.ndarray) -> "RawArray":
+    return np.asarray(words, dtype="<i4").view(RawArray)
+
+
+class ParamDict:
+    def __init__(self) -> None:
+        self._values: dict[int, object] = {}
+
+    # -- writing -------------------------------------------------------------
+    def set(self, key: int, value) -> None:
+        if not 0 <= int(key) < MAX_PARAM_COUNT:
+            raise KeyError(f"param id {key} out of range 0..{MAX_PARAM_COUNT - 1}")
+        if isinstance(value, (list, tuple)):
+            is_float = any(isinstance(v, float) for v in value)
+            value = np.asarray(value, dtype=np.float32 if is_float else np.int32)
+        elif isinstance(value, np.ndarray) and not isinstance(value, RawArray):
+            value = value.astype(np.float32 if value.dtype.kind == "f" else np.int32).ravel()
+        self._values[int(key)] = value
+
+    def set_raw_array(self, key: int, words: np.ndarray) -> None:
+        self._values[int(key)] = _as_raw_array(words)
+
+    def clear(self) -> None:
+        self._values.clear()
+
+    # -- reading -------------------------------------------------------------
+    def has(self, key: int) -> bool:
+        return int(key) in self._values
+
+    def keys(self):
+        return sorted(self._values)
+
+    def type(self, key: int) -> int:
+        """ncnn's type code: 0 absent, 2 int, 3 float, 5 int array, 6 float array, 7 string."""
+        v = self._values.get(int(key))
+        if v is None:
+            return 0
+        if isinstance(v, str):
+            return 7
+        if isinstance(v, np.ndarray):
+            return 6 if v.dtype == np.float32 else 5
+        return 3 if isinstance(v, float) else 2
+
+    def get(self, key: int, default=0):
+        """The value of `key`, converted to the type of `default`, or `default`."""
+        v = self._values.get(int(key))
+        if v is None:
+            return default
+        if isinstance(default, str):
+            return v if isinstance(v, str) else default
+        if isinstance(default, np.ndarray) or isinstance(v, np.ndarray):
+            return self._get_array(v, default)
+        if isinstance(v, str):
+            return default
+        if isinstance(default, float):
+            return v.as_float() if isinstance(v, RawWord) else float(v)
+        if isinstance(v, RawWord):
+            return int(v)
+        return int(v) if not isinstance(v, float) else int(v)
+
+    @staticmethod
+    def _get_array(v, default):
+        if not isinstance(v, np.ndarray):
+            return default
+        want_float = isinstance(default, np.ndarray) and default.dtype.kind == "f"
+        if isinstance(v, RawArray):
+            base = np.asarray(v).view(np.int32)
+            return base.view(np.float32).copy() if want_float else base.copy()
+        if want_float:
+            return v.astype(np.float32)
+        return v.copy()
+
+    def get_float_array(self, key: int) -> np.ndarray:
+        return self.get(key, np.zeros(0, np.float32))
+
+    def get_int_array(self, key: int) -> np.ndarray:
+        return self.get(key, np.zeros(0, np.int32))
+
+    def __repr__(self) -> str:
+        return f"ParamDict({self._values!r})"

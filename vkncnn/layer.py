@@ -1,0 +1,139 @@
+"""Layer: the unit of computation, and the registry from type name to class.
+
+A layer reads its params (`load_param`), its weights (`load_model`), prepares
+(`create_pipeline`), and runs on the numpy path (`forward_cpu`) or, when it has a
+shader, on the GPU (`forward_gpu`, recorded into a VkCompute after `upload_model`).
+Capability flags are plain attributes, as in ncnn.
+
+Built-in layers implement `forward_cpu(bottoms, opt) -> tops` on float32 ndarrays
+whose ndim is the ncnn dims (numpy (w,), (h,w), (c,h,w), (c,d,h,w)). Custom
+Python layers written for pyncnn override `forward(bottom, top, opt)` or
+`forward_inplace(blob, opt)` on Mats instead; the base class adapts them.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from .errors import LayerError, UnknownLayerError
+from .format.paramdict import ParamDict
+from .layer_types import layer_to_index
+
+
+class Layer:
+    def __init__(self) -> None:
+        self.one_blob_only = False
+        self.support_inplace = False
+        self.support_vulkan = False
+        self.support_packing = False
+        self.support_bf16_storage = False
+        self.support_fp16_storage = False
+        self.support_int8_storage = False
+        self.support_vulkan_packing = False
+        self.support_any_packing = False
+        self.support_vulkan_any_packing = False
+        self.support_tensor_storage = False
+        self.featmask = 0
+        self.type = ""
+        self.name = ""
+        self.typeindex = -1
+        self.bottoms: list[int] = []
+        self.tops: list[int] = []
+        self.bottom_shapes: list = []
+        self.top_shapes: list = []
+        self.vkdev = None
+
+    # -- life cycle (ncnn's virtuals) ---------------------------------------
+    def load_param(self, pd: ParamDict) -> int:
+        return 0
+
+    def load_model(self, mb) -> int:
+        return 0
+
+    def create_pipeline(self, opt) -> int:
+        return 0
+
+    def destroy_pipeline(self, opt) -> int:
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        return 0
+
+    # -- numpy path ------------------------------------------------------------
+    def forward_cpu(self, bottoms: list[np.ndarray], opt) -> list[np.ndarray]:
+        """Run on float32 arrays. Built-ins override this; the default adapts pyncnn-style layers."""
+        from .mat import Mat
+
+        if self.one_blob_only:
+            bottom = Mat.from_array(np.array(bottoms[0], copy=True))
+            if self.support_inplace and _overrides(self, "forward_inplace"):
+                _check_ret(self, self.forward_inplace(bottom, opt))
+                return [bottom.numpy()]
+            top = Mat()
+            _check_ret(self, self.forward(bottom, top, opt))
+            return [top.numpy()]
+        mats = [Mat.from_array(np.array(b, copy=True)) for b in bottoms]
+        if self.support_inplace and _overrides(self, "forward_inplace"):
+            _check_ret(self, self.forward_inplace(mats, opt))
+            return [m.numpy() for m in mats]
+        tops = [Mat() for _ in self.tops]
+        _check_ret(self, self.forward(mats, tops, opt))
+        return [t.numpy() for t in tops]
+
+    # pyncnn-style entry points; custom layers override one of them.
+    def forward(self, bottom, top, opt) -> int:
+        raise LayerError(f"layer {self.name!r} ({self.type}) implements no forward")
+
+    def forward_inplace(self, blob, opt) -> int:
+        raise LayerError(f"layer {self.name!r} ({self.type}) implements no forward_inplace")
+
+    # -- GPU path ---------------------------------------------------------------
+    def forward_gpu(self, bottoms: list, cmd, opt) -> list:
+        raise LayerError(f"layer {self.name!r} ({self.type}) has no GPU forward")
+
+    def __repr__(self) -> str:
+        return f"<{self.type} {self.name!r}>"
+
+
+def _overrides(layer: Layer, method: str) -> bool:
+    return getattr(type(layer), method) is not getattr(Layer, method)
+
+
+def _check_ret(layer: Layer, ret) -> None:
+    if ret not in (None, 0):
+        raise LayerError(f"custom layer {layer.name!r} ({layer.type}) returned {ret}")
+
+
+# -- registry ---------------------------------------------------------------------
+LAYER_REGISTRY: dict[str, Callable[[], Layer]] = {}
+
+
+def register_layer(type_name: str):
+    """Class decorator: make `type_name` in a .param create this class."""
+
+    def add(cls):
+        LAYER_REGISTRY[type_name] = cls
+        cls.type_name = type_name
+        return cls
+
+    return add
+
+
+def create_layer(type_or_index) -> Layer:
+    """A new built-in layer by ncnn type name or type index."""
+    from . import layers  # noqa: F401  (fills the registry)
+    from .layer_types import LAYER_TYPE_NAMES
+
+    if isinstance(type_or_index, (int, np.integer)):
+        if not 0 <= int(type_or_index) < len(LAYER_TYPE_NAMES):
+            raise UnknownLayerError(f"layer type index {type_or_index} does not exist")
+        type_or_index = LAYER_TYPE_NAMES[int(type_or_index)]
+    cls = LAYER_REGISTRY.get(type_or_index)
+    if cls is None:
+        raise UnknownLayerError(f"layer type {type_or_index!r} is not built in nor registered")
+    layer = cls()
+    layer.type = type_or_index
+    layer.typeindex = layer_to_index(type_or_index)
+    return layer

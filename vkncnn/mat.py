@@ -1,0 +1,258 @@
+"""Mat: ncnn's tensor, backed by a numpy array that it owns.
+
+Shape mapping is pyncnn's: numpy (w,), (h,w), (c,h,w), (c,d,h,w) are dims 1-4 with
+w innermost. Unlike pyncnn, `Mat(ndarray)` never reads bytes the wrong way: it
+respects strides and dtype by converting to float32 (a copy), and it owns that copy,
+so the Mat stays valid whatever happens to the array, and nothing done to the Mat
+(fill, normalize, a layer writing in place) can touch the user's array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import MatError
+
+_STORAGE_DTYPES = {4: np.float32, 2: np.float16, 1: np.int8}
+
+
+def _numpy_shape(w: int, h: int, d: int, c: int, dims: int) -> tuple[int, ...]:
+    return {0: (0,), 1: (w,), 2: (h, w), 3: (c, h, w), 4: (c, d, h, w)}[dims]
+
+
+def _to_float32(array) -> np.ndarray:
+    """A C-contiguous float32 copy of any real-valued array, or a clear error."""
+    a = np.asarray(array)
+    if a.dtype.kind not in "biuf":
+        raise MatError(
+            f"Mat needs a real-valued array (bool, int, uint or float), got dtype {a.dtype}")
+    if a.ndim > 4:
+        raise MatError(f"Mat holds 1-4 dims (w / h,w / c,h,w / c,d,h,w), got shape {a.shape}")
+    if a.ndim == 0:
+        a = a.reshape(1)
+    if a.dtype.kind == "f" and a.dtype.itemsize > 4:
+        finite = np.isfinite(a)
+        if np.any(np.abs(a[finite]) > np.finfo(np.float32).max):
+            raise MatError("array has values beyond float32's range; cannot convert without loss")
+    return np.array(a, dtype=np.float32, order="C", copy=True)
+
+
+class Mat:
+    """Host tensor: dims, w, h, d, c, elemsize, elempack, cstep, and its data."""
+
+    class PixelType:
+        PIXEL_CONVERT_SHIFT = 16
+        PIXEL_FORMAT_MASK = 0x0000FFFF
+        PIXEL_CONVERT_MASK = 0xFFFF0000
+        PIXEL_RGB = 1
+        PIXEL_BGR = 2
+        PIXEL_GRAY = 3
+        PIXEL_RGBA = 4
+        PIXEL_BGRA = 5
+        PIXEL_RGB2BGR = PIXEL_RGB | (PIXEL_BGR << 16)
+        PIXEL_RGB2GRAY = PIXEL_RGB | (PIXEL_GRAY << 16)
+        PIXEL_RGB2RGBA = PIXEL_RGB | (PIXEL_RGBA << 16)
+        PIXEL_RGB2BGRA = PIXEL_RGB | (PIXEL_BGRA << 16)
+        PIXEL_BGR2RGB = PIXEL_BGR | (PIXEL_RGB << 16)
+        PIXEL_BGR2GRAY = PIXEL_BGR | (PIXEL_GRAY << 16)
+        PIXEL_BGR2RGBA = PIXEL_BGR | (PIXEL_RGBA << 16)
+        PIXEL_BGR2BGRA = PIXEL_BGR | (PIXEL_BGRA << 16)
+        PIXEL_GRAY2RGB = PIXEL_GRAY | (PIXEL_RGB << 16)
+        PIXEL_GRAY2BGR = PIXEL_GRAY | (PIXEL_BGR << 16)
+        PIXEL_GRAY2RGBA = PIXEL_GRAY | (PIXEL_RGBA << 16)
+        PIXEL_GRAY2BGRA = PIXEL_GRAY | (PIXEL_BGRA << 16)
+        PIXEL_RGBA2RGB = PIXEL_RGBA | (PIXEL_RGB << 16)
+        PIXEL_RGBA2BGR = PIXEL_RGBA | (PIXEL_BGR << 16)
+        PIXEL_RGBA2GRAY = PIXEL_RGBA | (PIXEL_GRAY << 16)
+        PIXEL_RGBA2BGRA = PIXEL_RGBA | (PIXEL_BGRA << 16)
+        PIXEL_BGRA2RGB = PIXEL_BGRA | (PIXEL_RGB << 16)
+        PIXEL_BGRA2BGR = PIXEL_BGRA | (PIXEL_BGR << 16)
+        PIXEL_BGRA2GRAY = PIXEL_BGRA | (PIXEL_GRAY << 16)
+        PIXEL_BGRA2RGBA = PIXEL_BGRA | (PIXEL_RGBA << 16)
+
+    def __init__(self, *args, elemsize: int = 4, elempack: int = 1, allocator=None) -> None:
+        self.allocator = allocator
+        self.elempack = 1
+        self._data: np.ndarray = np.zeros(0, np.float32)
+        self.dims = 0
+        if len(args) == 1 and isinstance(args[0], Mat):
+            self._set(args[0]._data, args[0].dims)  # shares data, as ncnn's Mat(Mat) does
+            return
+        if len(args) == 1 and isinstance(args[0], (tuple, list)):
+            args = tuple(args[0])
+        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            data = _to_float32(args[0])
+            self._set(data, data.ndim)
+            return
+        if args:
+            self.create(*args, elemsize=elemsize)
+
+    # -- construction -------------------------------------------------------
+    @classmethod
+    def from_array(cls, array: np.ndarray, dims: int | None = None) -> "Mat":
+        """Wrap an array the runtime owns (no copy); dims defaults to its ndim."""
+        m = cls.__new__(cls)
+        m.allocator = None
+        m.elempack = 1
+        m._set(array, array.ndim if dims is None else dims)
+        return m
+
+    def _set(self, data: np.ndarray, dims: int) -> None:
+        self._data = data
+        self.dims = dims if data.size else 0
+
+    def create(self, *shape, elemsize: int = 4, elempack: int = 1, allocator=None) -> None:
+        """create(w), create(w,h), create(w,h,c), create(w,h,d,c): zero-filled."""
+        if not 1 <= len(shape) <= 4:
+            raise MatError(f"Mat shape takes 1-4 sizes (w[,h[,d]],c), got {shape}")
+        sizes = [int(s) for s in shape]
+        if any(s < 0 for s in sizes):
+            raise MatError(f"Mat sizes must be >= 0, got {shape}")
+        if elemsize not in _STORAGE_DTYPES:
+            raise MatError(f"elemsize must be 1, 2 or 4, got {elemsize}")
+        w, h, d, c = (sizes + [1, 1, 1])[:4] if len(sizes) < 4 else sizes
+        if len(sizes) == 3:
+            w, h, c, d = sizes[0], sizes[1], sizes[2], 1
+        np_shape = _numpy_shape(w, h, d, c, len(sizes))
+        if int(np.prod(np_shape, dtype=np.int64)) > (1 << 33):
+            raise MatError(f"Mat of shape {shape} is too large to allocate")
+        self._set(np.zeros(np_shape, _STORAGE_DTYPES[elemsize]), len(sizes))
+
+    def create_like(self, other: "Mat", allocator=None) -> None:
+        self._set(np.zeros_like(other._data), other.dims)
+
+    # -- shape ------------------------------------------------------------------
+    @property
+    def w(self) -> int:
+        return int(self._data.shape[-1]) if self.dims else 0
+
+    @property
+    def h(self) -> int:
+        return int(self._data.shape[-2]) if self.dims >= 2 else (1 if self.dims else 0)
+
+    @property
+    def d(self) -> int:
+        return int(self._data.shape[1]) if self.dims == 4 else (1 if self.dims else 0)
+
+    @property
+    def c(self) -> int:
+        return int(self._data.shape[0]) if self.dims >= 3 else (1 if self.dims else 0)
+
+    @property
+    def n(self) -> int:
+        return 1
+
+    @property
+    def elemsize(self) -> int:
+        return int(self._data.dtype.itemsize) if self.dims else 0
+
+    @property
+    def cstep(self) -> int:
+        return self.w * self.h * self.d if self.dims >= 3 else self.w * self.h
+
+    def elembits(self) -> int:
+        return self.elemsize * 8
+
+    def empty(self) -> bool:
+        return self.dims == 0 or self._data.size == 0
+
+    def total(self) -> int:
+        return self.cstep * self.c
+
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self._data.shape) if self.dims else ()
+
+    def __len__(self) -> int:
+        return self.w
+
+    # -- data --------------------------------------------------------------------
+    def numpy(self, format: str = "") -> np.ndarray:
+        """A view of the data with pyncnn's shape; format 'f'/'i'/'d' reinterprets like pyncnn."""
+        if format in ("", None):
+            return self._data
+        if format == "f":
+            return self._data.astype(np.float32, copy=False)
+        if format == "i":
+            return self._data.view(np.int32) if self.elemsize == 4 else self._data.astype(np.int32)
+        if format == "d":
+            return self._data.astype(np.float64)
+        raise MatError(f"numpy(format=) expects '', 'f', 'i' or 'd', got {format!r}")
+
+    def __array__(self, dtype=None, copy=None):
+        if dtype is None and copy is not True:
+            return self._data
+        return np.array(self._data, dtype=dtype, copy=True)
+
+    def fill(self, value: float) -> None:
+        self._data[...] = value
+
+    def clone(self, allocator=None) -> "Mat":
+        return Mat.from_array(self._data.copy(), self.dims)
+
+    def clone_from(self, other: "Mat", allocator=None) -> None:
+        other = other if isinstance(other, Mat) else Mat(other)
+        self._set(other._data.copy(), other.dims)
+
+    def reshape(self, *shape, allocator=None) -> "Mat":
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        sizes = [int(s) for s in shape]
+        if not 1 <= len(sizes) <= 4:
+            raise MatError(f"reshape takes 1-4 sizes (w[,h[,d]],c), got {shape}")
+        if len(sizes) == 3:
+            np_shape = (sizes[2], sizes[1], sizes[0])
+        else:
+            np_shape = tuple(reversed(sizes))
+        if int(np.prod(np_shape)) != self._data.size:
+            raise MatError(f"cannot reshape {self.shape()} ({self._data.size} values) to w,h,.. {shape}")
+        return Mat.from_array(self._data.reshape(np_shape), len(sizes))
+
+    def channel(self, q: int) -> "Mat":
+        return Mat.from_array(self._data[q], self.dims - 1) if self.dims >= 3 else self
+
+    def row(self, y: int) -> np.ndarray:
+        return self._data.reshape(-1, self.w)[y]
+
+    def __getitem__(self, i: int) -> float:
+        return float(self._data.reshape(-1)[i])
+
+    def __setitem__(self, i: int, v: float) -> None:
+        self._data.reshape(-1)[i] = v
+
+    def substract_mean_normalize(self, mean, norm) -> None:
+        """In place: per channel, x = (x - mean[c]) * norm[c]; an empty list skips that step."""
+        from .pixels import substract_mean_normalize
+        substract_mean_normalize(self, mean, norm)
+
+    # pixel helpers live in pixels.py; these are ncnn's static spellings
+    @staticmethod
+    def from_pixels(pixels, type: int, w: int, h: int, stride: int = 0, allocator=None) -> "Mat":
+        from .pixels import from_pixels
+        return from_pixels(pixels, type, w, h, stride)
+
+    @staticmethod
+    def from_pixels_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> "Mat":
+        from .pixels import from_pixels_resize
+        return from_pixels_resize(pixels, type, w, h, *args)
+
+    @staticmethod
+    def from_pixels_roi(pixels, type: int, w: int, h: int, *args, allocator=None) -> "Mat":
+        from .pixels import from_pixels_roi
+        return from_pixels_roi(pixels, type, w, h, *args)
+
+    @staticmethod
+    def from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> "Mat":
+        from .pixels import from_pixels_roi_resize
+        return from_pixels_roi_resize(pixels, type, w, h, *args)
+
+    def to_pixels(self, type: int, stride: int = 0) -> np.ndarray:
+        from .pixels import to_pixels
+        return to_pixels(self, type, stride)
+
+    def to_pixels_resize(self, type: int, target_w: int, target_h: int, stride: int = 0) -> np.ndarray:
+        from .pixels import to_pixels_resize
+        return to_pixels_resize(self, type, target_w, target_h, stride)
+
+    def __repr__(self) -> str:
+        return (f"<vkncnn.Mat dims={self.dims} w={self.w} h={self.h} d={self.d} c={self.c} "
+                f"elemsize={self.elemsize}>")

@@ -1,0 +1,70 @@
+"""Option: ncnn's run-time switches, same field names, same defaults.
+
+Fields ncnn keeps for ABI reasons or for CPU ISAs we do not have are accepted and
+kept (old scripts set them) but have no effect here; DESIGN.md lists which matter.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+
+
+def _default_threads() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class Option:
+    """Per-net options; `net.opt` is live, as in pyncnn."""
+
+    def __init__(self) -> None:
+        self.lightmode = True
+        self.num_threads = _default_threads()
+        self.blob_allocator = None
+        self.workspace_allocator = None
+        self.blob_vkallocator = None
+        self.workspace_vkallocator = None
+        self.staging_vkallocator = None
+        self.pipeline_cache = None
+        self.openmp_blocktime = 20
+        self.use_winograd_convolution = True
+        self.use_sgemm_convolution = True
+        self.use_int8_inference = True
+        # vkncnn turns the GPU on by default where a device exists (DESIGN.md);
+        # Net resolves "a device exists" lazily at load_param time.
+        self.use_vulkan_compute = True
+        self.use_bf16_storage = False
+        self.use_fp16_packed = True
+        self.use_fp16_storage = True
+        self.use_fp16_arithmetic = True
+        self.use_int8_packed = True
+        self.use_int8_storage = True
+        self.use_int8_arithmetic = True
+        self.use_packing_layout = True
+        self.use_shader_pack8 = False
+        self.use_subgroup_ops = True
+        self.use_image_storage = False
+        self.use_tensor_storage = False
+        self.use_weights_in_host_memory = False
+        self.use_bf16_packed = False
+        self.use_local_pool_allocator = True
+        self.use_shader_local_memory = True
+        self.use_cooperative_matrix = True
+        self.use_winograd23_convolution = True
+        self.use_winograd43_convolution = True
+        self.use_winograd63_convolution = True
+        self.use_a53_a55_optimized_kernel = False
+        self.use_fp16_uniform = True
+        self.use_int8_uniform = True
+        self.use_int16_packed = True
+        self.use_int16_storage = True
+        self.use_mapped_model_loading = False
+        self.flush_denormals = 3
+        self.vulkan_device_index = -1
+
+    def copy(self) -> "Option":
+        return copy.copy(self)
+
+    def __repr__(self) -> str:
+        on = [k for k, v in vars(self).items() if v is True]
+        return f"<vkncnn.Option threads={self.num_threads} on={on}>"
