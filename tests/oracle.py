@@ -14,12 +14,8 @@ import numpy as np
 
 import vkncnn
 
-try:
-    import ncnn  # the oracle, tests only
-except ImportError:  # pragma: no cover - CI installs it
-    ncnn = None
-
-FLAG_FP32 = b"\0\0\0\0"
+from vkncnn.testing import layer_param_text, param_entries, rel_err, weights_bin  # noqa: F401
+from vkncnn.tools.ncnn_oracle import ncnn, run_ncnn  # noqa: F401
 
 
 def raw(a) -> tuple[np.ndarray, bool]:
@@ -32,76 +28,7 @@ def tagged(a) -> tuple[np.ndarray, bool]:
     return np.asarray(a, np.float32), True
 
 
-def bin_bytes(weights) -> bytes:
-    out = bytearray()
-    for w in weights:
-        arr, flagged = w if isinstance(w, tuple) else raw(w)
-        if flagged:
-            out += FLAG_FP32
-        out += np.ascontiguousarray(arr, dtype="<f4").tobytes()
-    return bytes(out)
-
-
-def _fmt_value(v) -> str:
-    if isinstance(v, str):
-        return v
-    if isinstance(v, (float, np.floating)):
-        s = repr(float(v))
-        return s if any(c in s for c in ".eE") else s + ".0"
-    return str(int(v))
-
-
-def param_entries(params: dict) -> str:
-    parts = []
-    for k, v in sorted(params.items()):
-        if isinstance(v, (list, tuple, np.ndarray)):
-            vals = list(v)
-            parts.append(f"{-23300 - k}={len(vals)}" + "".join("," + _fmt_value(x) for x in vals))
-        else:
-            parts.append(f"{k}={_fmt_value(v)}")
-    return " ".join(parts)
-
-
-def layer_param_text(type_name: str, params: dict, n_inputs: int, n_outputs: int = 1) -> str:
-    """A .param with one Input per layer input, then the layer: in0.., out0.."""
-    lines = [f"Input in{i} 0 1 in{i}" for i in range(n_inputs)]
-    ins = " ".join(f"in{i}" for i in range(n_inputs))
-    outs = " ".join(f"out{i}" for i in range(n_outputs))
-    lines.append(f"{type_name} op {n_inputs} {n_outputs} {ins} {outs} {param_entries(params)}".rstrip())
-    return f"7767517\n{len(lines)} {n_inputs + n_outputs}\n" + "\n".join(lines) + "\n"
-
-
-def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
-             num_threads: int = 2) -> dict[str, np.ndarray]:
-    assert ncnn is not None, "pip install ncnn to use the oracle"
-    with tempfile.TemporaryDirectory() as d:
-        p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
-        with open(p, "w") as f:
-            f.write(param_text)
-        with open(b, "wb") as f:
-            f.write(weights)
-        net = ncnn.Net()
-        o = net.opt
-        o.use_vulkan_compute = False
-        o.use_fp16_packed = o.use_fp16_storage = o.use_fp16_arithmetic = False
-        o.use_bf16_storage = False
-        o.num_threads = num_threads
-        assert net.load_param(p) == 0, "ncnn rejected the param"
-        assert net.load_model(b) == 0, "ncnn rejected the model"
-        ex = net.create_extractor()
-        keep = []
-        for name, arr in inputs.items():
-            m = ncnn.Mat(np.ascontiguousarray(arr, np.float32)).clone()
-            keep.append(m)
-            ex.input(name, m)
-        result = {}
-        for name in outputs:
-            ret, out = ex.extract(name)
-            assert ret == 0, f"ncnn extract({name}) returned {ret}"
-            result[name] = np.array(out, dtype=np.float32, copy=True)
-        del ex
-        net.clear()
-        return result
+bin_bytes = weights_bin
 
 
 def run_vkncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str], gpu: bool = False,
@@ -118,22 +45,6 @@ def run_vkncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str]
         for name, arr in inputs.items():
             ex.input(name, vkncnn.Mat(arr))
         return {name: ex.extract(name)[1].numpy() for name in outputs}
-
-
-def rel_err(a: np.ndarray, b: np.ndarray) -> float:
-    """max |a-b| over max |b| (floored at 1): relative to the tensor's scale, absolute near 0."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.shape != b.shape:
-        return float("inf")
-    if a.size == 0:
-        return 0.0
-    finite = np.isfinite(a) & np.isfinite(b)
-    ok = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b)))
-    if not np.all(finite | ok):
-        return float("inf")
-    diff = np.where(ok, 0.0, np.abs(a - b))
-    scale = max(1.0, float(np.max(np.where(ok, 0.0, np.abs(b)))))
-    return float(np.max(diff)) / scale
 
 
 def check_layer(type_name: str, params: dict, weights, inputs: list[np.ndarray], n_outputs: int = 1,

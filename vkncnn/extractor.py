@@ -77,9 +77,7 @@ class Extractor:
         index = self._resolve(blob)
         if not isinstance(mat, Mat):
             mat = Mat(mat)
-        if mat.empty():
-            raise Error(f"input {self.net._blobs[index].name!r}: the Mat is empty")
-        data = mat.numpy()
+        data = mat.numpy()  # an empty Mat is allowed, as in ncnn (e.g. a first, empty KV cache)
         if data.dtype != np.float32:
             data = data.astype(np.float32)
         self._blobs[index] = data
@@ -122,17 +120,20 @@ class Extractor:
 
     def _forward_cpu(self, target: int) -> np.ndarray:
         """Run, in dependency order, every layer the target blob needs and does not have yet."""
-        net = self.net
         for li in self._schedule(target):
             self._run_layer_cpu(li)
         return self._blobs[target]
 
-    def _schedule(self, target: int) -> list[int]:
-        """Producers to run, dependencies first: an iterative post-order walk."""
+    def _schedule(self, target: int, available=None) -> list[int]:
+        """Producers to run, dependencies first: an iterative post-order walk.
+
+        `available(blob)` says whether a blob exists already (default: on the host).
+        """
         net = self.net
+        have = available or (lambda bi: bi in self._blobs)
         order: list[int] = []
         visited: set[int] = set()
-        if target in self._blobs:
+        if have(target):
             return order
         stack: list[tuple[int, bool]] = [(net._blobs[target].producer, False)]
         while stack:
@@ -150,7 +151,7 @@ class Extractor:
                 raise self._missing_input(layer.tops[0])
             stack.append((li, True))
             for bi in reversed(layer.bottoms):
-                if bi not in self._blobs:
+                if not have(bi):
                     stack.append((net._blobs[bi].producer, False))
         return order
 

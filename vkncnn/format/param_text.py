@@ -22,7 +22,11 @@ from .paramdict import MAX_PARAM_COUNT, ParamDict
 _ARRAY_KEY_BASE = -23300
 _MAX_NAME = 255
 _MAX_ARRAY = 1 << 20  # no real param array comes close; bounds hostile files
-_NUMBER = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$")
+_NUMBER_TEXT = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
+_NUMBER = re.compile(f"^{_NUMBER_TEXT}$")
+# A plain character class: a repeated group would make `re` keep a backtracking
+# stack proportional to the array (100 MB for a hostile 200k-value array).
+_NUMBER_LIST_CHARS = re.compile(r"^[0-9eE+\-.,]*$")
 
 
 def _is_float_token(tok: str) -> bool:
@@ -30,31 +34,42 @@ def _is_float_token(tok: str) -> bool:
 
 
 class _Tokens:
-    """Whitespace tokens with the line each came from (ncnn's parse is token-based)."""
+    """Whitespace tokens with their line numbers (ncnn's parse is token-based).
+
+    Lines are split only when reached, so memory stays proportional to one line.
+    """
 
     def __init__(self, text: str, source: str) -> None:
         self.source = source
-        self.items: list[tuple[str, int]] = []
-        for lineno, line in enumerate(text.splitlines(), 1):
-            self.items.extend((tok, lineno) for tok in line.split())
-        self.pos = 0
+        self._lines = iter(enumerate(text.splitlines(), 1))
+        self._line: list[str] = []
+        self._lineno = 0
+        self._i = 0
+
+    def _fill(self) -> bool:
+        while self._i >= len(self._line):
+            nxt = next(self._lines, None)
+            if nxt is None:
+                return False
+            self._lineno, line = nxt
+            self._line, self._i = line.split(), 0
+        return True
 
     def peek(self) -> tuple[str, int] | None:
-        return self.items[self.pos] if self.pos < len(self.items) else None
+        return (self._line[self._i], self._lineno) if self._fill() else None
 
     def next(self, what: str) -> tuple[str, int]:
-        if self.pos >= len(self.items):
-            last = self.items[-1][1] if self.items else 1
-            raise ParamError(f"{self.source}:{last}: file ends where {what} was expected")
-        self.pos += 1
-        return self.items[self.pos - 1]
+        if not self._fill():
+            raise ParamError(f"{self.source}:{max(1, self._lineno)}: file ends where {what} was expected")
+        self._i += 1
+        return self._line[self._i - 1], self._lineno
 
     def next_int(self, what: str, lo: int = 0, hi: int = 1 << 30) -> int:
         tok, line = self.next(what)
         try:
             value = int(tok)
         except ValueError:
-            raise ParamError(f"{self.source}:{line}: expected {what} (an integer), got {tok!r}") from None
+            raise ParamError(f"{self.source}:{line}: expected {what} (an integer), got {tok[:40]!r}") from None
         if not lo <= value <= hi:
             raise ParamError(f"{self.source}:{line}: {what} must be in {lo}..{hi}, got {value}")
         return value
@@ -62,22 +77,37 @@ class _Tokens:
 
 def _parse_number(tok: str, where: str) -> int | float:
     if not _NUMBER.match(tok):
-        raise ParamError(f"{where}expected a number, got {tok!r}")
+        raise ParamError(f"{where}expected a number, got {tok[:40]!r}")
     if _is_float_token(tok):
-        return float(np.float32(float(tok)))
+        with np.errstate(over="ignore"):  # 1e39 becomes inf, as ncnn's float parse gives
+            return float(np.float32(float(tok)))
     value = int(tok)
     if not -(1 << 31) <= value < (1 << 31):
         raise ParamError(f"{where}integer {tok} does not fit in 32 bits")
     return value
 
 
-def _parse_array(items: list[str], where: str) -> np.ndarray:
-    if len(items) > _MAX_ARRAY:
-        raise ParamError(f"{where}array of {len(items)} values exceeds the {_MAX_ARRAY} limit")
-    values = [_parse_number(t, where) for t in items]
-    if any(isinstance(v, float) for v in values):
-        return np.asarray(values, dtype=np.float32)
-    return np.asarray(values, dtype=np.int32)
+def _parse_array(text: str, where: str) -> np.ndarray:
+    """The comma-separated numbers of an array param; any float element makes a float array.
+
+    Checked by one regex and parsed by numpy in one go, so a hostile array of a
+    million values costs milliseconds and a few bytes per value.
+    """
+    if text.count(",") >= _MAX_ARRAY:
+        raise ParamError(f"{where}array of {text.count(',') + 1} values exceeds the {_MAX_ARRAY} limit")
+    try:
+        if not _NUMBER_LIST_CHARS.match(text):
+            raise ValueError
+        with np.errstate(over="ignore"):  # 1e39 becomes inf, as ncnn's float parse gives
+            values = np.array(text.split(","), dtype=np.float64)
+    except ValueError:
+        bad = next((t for t in text.split(",") if not _NUMBER.match(t)), "?")
+        raise ParamError(f"{where}expected a number in array, got {bad[:40]!r}") from None
+    if _is_float_token(text):
+        return values.astype(np.float32)
+    if values.size and (values.min() < -(1 << 31) or values.max() >= (1 << 31)):
+        raise ParamError(f"{where}array integer does not fit in 32 bits")
+    return values.astype(np.int32)  # exact: float64 holds every int32
 
 
 def _read_value(tokens: _Tokens, first: str, where: str):
@@ -95,7 +125,7 @@ def _read_value(tokens: _Tokens, first: str, where: str):
             raise ParamError(f"{where}string param longer than {_MAX_NAME} characters")
         return first
     if "," in first:
-        return _parse_array([t for t in first.split(",")], where)
+        return _parse_array(first, where)
     return _parse_number(first, where)
 
 
@@ -113,14 +143,15 @@ def _parse_params(tokens: _Tokens, spec_where: str) -> ParamDict:
             pid = _ARRAY_KEY_BASE - key
             if not 0 <= pid < MAX_PARAM_COUNT:
                 raise ParamError(f"{where}array param id {pid} outside 0..{MAX_PARAM_COUNT - 1}")
-            parts = value_text.split(",")
+            count_text, _, values_text = value_text.partition(",")
             try:
-                count = int(parts[0])
+                count = int(count_text)
             except ValueError:
-                raise ParamError(f"{where}array param {key} needs a count first, got {parts[0]!r}") from None
-            if count < 0 or count != len(parts) - 1:
-                raise ParamError(f"{where}array param {key} declares {count} values but has {len(parts) - 1}")
-            pd.set(pid, _parse_array(parts[1:], where) if count else np.zeros(0, np.int32))
+                raise ParamError(f"{where}array param {key} needs a count first, got {count_text[:40]!r}") from None
+            given = values_text.count(",") + 1 if values_text else 0
+            if count < 0 or count != given:
+                raise ParamError(f"{where}array param {key} declares {count} values but has {given}")
+            pd.set(pid, _parse_array(values_text, where) if count else np.zeros(0, np.int32))
             continue
         if not 0 <= key < MAX_PARAM_COUNT:
             raise ParamError(f"{where}param id {key} outside 0..{MAX_PARAM_COUNT - 1}")

@@ -1,0 +1,67 @@
+"""The Vulkan runtime: devices, memory, tensors, pipelines and the command recorder.
+
+Importing this package (or any module in it) does not load Vulkan: the `vulkan`
+binding is imported on first use (vk.py). The main names are available lazily:
+
+    from vkncnn.gpu import run_shader, get_gpu_device, VkCompute, Pipeline, VkMat
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# Imported eagerly (it loads no Vulkan at import) because the function and its module share
+# a name: this binding wins over the submodule attribute that importing it sets.
+from .run_shader import run_shader
+
+_EXPORTS = {
+    "create_gpu_instance": "instance", "destroy_gpu_instance": "instance", "get_gpu_count": "instance",
+    "get_default_gpu_index": "instance", "get_gpu_info": "instance", "get_gpu_device": "instance",
+    "validation_messages": "instance",
+    "GpuInfo": "gpu_info", "VulkanDevice": "device",
+    "VkBlobAllocator": "allocator", "VkStagingAllocator": "allocator", "VkWeightAllocator": "allocator",
+    "VkBufferMemory": "allocator",
+    "VkMat": "vkmat",
+    "Pipeline": "pipeline",
+    "VkCompute": "command", "VkTransfer": "command", "HostSlot": "command", "ReplanNeeded": "command",
+    "Download": "command",
+    "convert_packing": "packing",
+}
+
+__all__ = [
+    "Download",
+    "GpuInfo",
+    "HostSlot",
+    "Pipeline",
+    "ReplanNeeded",
+    "VkBlobAllocator",
+    "VkBufferMemory",
+    "VkCompute",
+    "VkMat",
+    "VkStagingAllocator",
+    "VkTransfer",
+    "VkWeightAllocator",
+    "VulkanDevice",
+    "convert_packing",
+    "create_gpu_instance",
+    "destroy_gpu_instance",
+    "get_default_gpu_index",
+    "get_gpu_count",
+    "get_gpu_device",
+    "get_gpu_info",
+    "run_shader",
+    "validation_messages",
+]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'vkncnn.gpu' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_EXPORTS))

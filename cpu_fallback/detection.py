@@ -1,0 +1,358 @@
+"""Detection heads as numpy kernels: SSD prior boxes, box decoding, YOLO region decoding,
+and the score sort + greedy NMS that ncnn runs after them.
+
+Everything is float32 and follows ncnn's operation order, so boxes agree to the last
+bit or two. Decoding is vectorised over all anchors at once; only the two steps that
+are sequential by nature loop in Python: ncnn's quicksort (replayed only when scores
+tie, because then its partition order decides who comes first) and greedy NMS (one
+vector pass per kept box).
+
+A detection list is an (n, 6) float32 array of rows [label, score, x1, y1, x2, y2];
+when nothing is detected ncnn leaves its output Mat empty, which is `empty_output()`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+F32 = np.float32
+
+
+def empty_output() -> np.ndarray:
+    """What ncnn's detection layers return when nothing passes: an empty Mat (dims 0)."""
+    return np.zeros((0,), F32)
+
+
+# -- ordering ----------------------------------------------------------------------------
+def descending_order(scores: np.ndarray) -> np.ndarray:
+    """The permutation ncnn's qsort_descent_inplace applies to `scores`.
+
+    It is an unstable Hoare quicksort, so equal scores come out in an order fixed by
+    the partitioning; without ties (and NaNs) any correct descending sort agrees with it.
+    """
+    scores = np.asarray(scores, F32)
+    n = scores.size
+    if n < 2:
+        return np.arange(n)
+    if np.all(np.isfinite(scores)) and np.unique(scores).size == n:
+        return np.argsort(-scores, kind="stable")
+    return _replay_ncnn_quicksort(scores)
+
+
+def _replay_ncnn_quicksort(scores: np.ndarray) -> np.ndarray:
+    """ncnn's recursive quicksort, replayed step by step (an explicit stack replaces recursion:
+    the two sub-ranges are disjoint, so the order they are sorted in does not matter)."""
+    s = [float(v) for v in scores]
+    order = list(range(len(s)))
+    stack = [(0, len(s) - 1)]
+    while stack:
+        left, right = stack.pop()
+        i, j = left, right
+        pivot = s[(left + right) // 2]
+        while i <= j:
+            while s[i] > pivot:
+                i += 1
+            while s[j] < pivot:
+                j -= 1
+            if i <= j:
+                s[i], s[j] = s[j], s[i]
+                order[i], order[j] = order[j], order[i]
+                i += 1
+                j -= 1
+        if left < j:
+            stack.append((left, j))
+        if i < right:
+            stack.append((i, right))
+    return np.asarray(order, dtype=np.intp)
+
+
+# -- non-maximum suppression ---------------------------------------------------------------
+def _intersection(box: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """ncnn's intersection_area of one box against many: 0 when they do not touch."""
+    apart = ((box[0] > others[:, 2]) | (box[2] < others[:, 0])
+             | (box[1] > others[:, 3]) | (box[3] < others[:, 1]))
+    iw = np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0])
+    ih = np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1])
+    return np.where(apart, F32(0), iw * ih)
+
+
+def nms_sorted(boxes: np.ndarray, areas: np.ndarray, threshold: float,
+               scaled_compare: bool = False) -> np.ndarray:
+    """Indices kept by greedy NMS over score-sorted boxes (n, 4) x1,y1,x2,y2.
+
+    A box is dropped when some earlier kept box overlaps it with IoU > threshold.
+    ncnn tests `inter / union > t` (SSD, YOLOv2) or `inter > t * union` (YOLOv3, whose
+    areas come from the decoded w*h); `scaled_compare` picks the latter. Walking the kept
+    boxes and suppressing everything after them gives the same set as ncnn's walk over
+    candidates, and the float arithmetic is identical (a + b == b + a in IEEE).
+    """
+    n = len(boxes)
+    boxes = np.asarray(boxes, F32)
+    areas = np.asarray(areas, F32)
+    t = F32(threshold)
+    suppressed = np.zeros(n, bool)
+    kept = []
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for i in range(n):
+            if suppressed[i]:
+                continue
+            kept.append(i)
+            rest = slice(i + 1, n)
+            inter = _intersection(boxes[i], boxes[rest])
+            union = areas[rest] + areas[i] - inter
+            overlap = inter > t * union if scaled_compare else inter / union > t
+            suppressed[rest] |= overlap
+    return np.asarray(kept, dtype=np.intp)
+
+
+def detections(labels: np.ndarray, scores: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """Rows [label, score, x1, y1, x2, y2], or ncnn's empty Mat when there are none."""
+    if len(scores) == 0:
+        return empty_output()
+    out = np.empty((len(scores), 6), F32)
+    out[:, 0] = labels
+    out[:, 1] = scores
+    out[:, 2:] = boxes
+    return out
+
+
+def sort_nms(labels, scores, boxes, areas, nms_threshold, scaled_compare=False):
+    """Global descending sort, then NMS across all classes (the YOLO heads)."""
+    order = descending_order(scores)
+    labels, scores, boxes, areas = labels[order], scores[order], boxes[order], areas[order]
+    keep = nms_sorted(boxes, areas, nms_threshold, scaled_compare)
+    return detections(labels[keep], scores[keep], boxes[keep])
+
+
+def corner_areas(boxes: np.ndarray) -> np.ndarray:
+    return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+
+
+# -- PriorBox --------------------------------------------------------------------------------
+def _accumulated_centers(start: float, step: float, n: int) -> np.ndarray:
+    """start, start+step, ... summed one by one in float32 as ncnn's `center_x += step_w`."""
+    terms = np.full(n, F32(step), F32)
+    if n:
+        terms[0] = F32(start)
+    return np.add.accumulate(terms, dtype=F32)
+
+
+def priorbox_caffe(w: int, h: int, image_w: int, image_h: int, min_sizes, max_sizes,
+                   aspect_ratios, variances, flip: bool, clip: bool, step_w: float,
+                   step_h: float, offset: float, center_mmdetection: bool) -> np.ndarray:
+    """Caffe-SSD prior boxes: (2, 4*w*h*num_prior), row 0 boxes (normalised), row 1 variances.
+
+    Per cell, per min size: the min box, the sqrt(min*max) box, then each aspect ratio
+    (and its flip), exactly in ncnn's order.
+    """
+    step_w, step_h, offset = F32(step_w), F32(step_h), F32(offset)
+    if center_mmdetection:
+        start_x, start_y = offset * (step_w - F32(1)), offset * (step_h - F32(1))
+    else:
+        start_x, start_y = offset * step_w, offset * step_h
+    cx = _accumulated_centers(start_x, step_w, w)
+    cy = start_y + np.arange(h, dtype=F32) * step_h
+
+    half_sizes = []  # (box_w, box_h) per prior of one cell
+    for k, min_size in enumerate(np.asarray(min_sizes, F32)):
+        # odd ratios (0, negative) give inf/nan boxes in ncnn too
+        half_sizes.append((min_size, min_size))
+        if len(max_sizes):
+            side = np.sqrt(min_size * F32(max_sizes[k]))
+            half_sizes.append((side, side))
+        for ar in np.asarray(aspect_ratios, F32):
+            with np.errstate(divide="ignore", invalid="ignore"):
+                root = np.sqrt(ar)
+                box_w, box_h = min_size * root, min_size / root
+            half_sizes.append((box_w, box_h))
+            if flip:
+                half_sizes.append((box_h, box_w))
+    sizes = np.asarray(half_sizes, F32).reshape(-1, 2) * F32(0.5)
+    half_w, half_h = sizes[:, 0], sizes[:, 1]
+
+    cxg = cx[None, :, None]
+    cyg = cy[:, None, None]
+    iw, ih = F32(image_w), F32(image_h)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        boxes = np.stack(np.broadcast_arrays(
+            (cxg - half_w) / iw, (cyg - half_h) / ih, (cxg + half_w) / iw, (cyg + half_h) / ih), axis=-1)
+    top = np.empty((2, boxes.size), F32)
+    top[0] = boxes.reshape(-1)
+    if clip:
+        np.clip(top[0], F32(0), F32(1), out=top[0])
+    top[1] = np.tile(np.asarray(variances, F32), boxes.size // 4)
+    return top
+
+
+def priorbox_mxnet(w: int, h: int, sizes, ratios, step_w: float, step_h: float, offset: float,
+                   clip: bool) -> np.ndarray:
+    """MXNet _contrib_MultiBoxPrior: (4*w*h*num_prior,), num_prior = len(sizes) - 1 + len(ratios).
+
+    All sizes at ratio 1, then sizes[0] at each ratio after the first; widths are scaled
+    by h/w so boxes are square in pixels.
+    """
+    step_w, step_h, offset = F32(step_w), F32(step_h), F32(offset)
+    cx = _accumulated_centers(offset * step_w, step_w, w)
+    cy = offset * step_h + np.arange(h, dtype=F32) * step_h
+    fh, fw, two = F32(h), F32(w), F32(2)
+    sizes = np.asarray(sizes, F32)
+    half = [(size * fh / fw / two, size / two) for size in sizes]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for ar in np.asarray(ratios, F32)[1:]:
+            ratio = np.sqrt(ar)
+            half.append((sizes[0] * fh / fw * ratio / two, sizes[0] / ratio / two))
+    half = np.asarray(half, F32).reshape(-1, 2)
+    cw, ch = half[:, 0], half[:, 1]
+    cxg = cx[None, :, None]
+    cyg = cy[:, None, None]
+    boxes = np.stack(np.broadcast_arrays(cxg - cw, cyg - ch, cxg + cw, cyg + ch), axis=-1)
+    out = boxes.reshape(-1).astype(F32)
+    if clip:
+        np.clip(out, F32(0), F32(1), out=out)
+    return out
+
+
+# -- DetectionOutput (SSD) -------------------------------------------------------------------
+def decode_center_size(loc: np.ndarray, priors: np.ndarray, variances: np.ndarray) -> np.ndarray:
+    """SSD's CENTER_SIZE decode of (n, 4) offsets against (n, 4) priors -> (n, 4) corners."""
+    pb_w = priors[:, 2] - priors[:, 0]
+    pb_h = priors[:, 3] - priors[:, 1]
+    pb_cx = (priors[:, 0] + priors[:, 2]) * F32(0.5)
+    pb_cy = (priors[:, 1] + priors[:, 3]) * F32(0.5)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cx = variances[:, 0] * loc[:, 0] * pb_w + pb_cx
+        cy = variances[:, 1] * loc[:, 1] * pb_h + pb_cy
+        half_w = expf(variances[:, 2] * loc[:, 2]) * pb_w * F32(0.5)
+        half_h = expf(variances[:, 3] * loc[:, 3]) * pb_h * F32(0.5)
+        return np.stack([cx - half_w, cy - half_h, cx + half_w, cy + half_h], axis=1).astype(F32)
+
+
+def ssd_detection_output(boxes: np.ndarray, class_scores: np.ndarray, confidence_threshold: float,
+                         nms_threshold: float, nms_top_k: int, keep_top_k: int) -> np.ndarray:
+    """Per class (skipping background 0): threshold, sort, keep nms_top_k, NMS; then all
+    classes together: sort, keep keep_top_k. class_scores is (num_prior, num_class)."""
+    threshold = F32(confidence_threshold)
+    labels, scores, picked_boxes = [], [], []
+    for label in range(1, class_scores.shape[1]):
+        column = class_scores[:, label]
+        candidates = np.flatnonzero(column > threshold)
+        order = candidates[descending_order(column[candidates])]
+        if nms_top_k < len(order):
+            order = order[:nms_top_k]
+        keep = order[nms_sorted(boxes[order], corner_areas(boxes[order]), nms_threshold)]
+        labels.append(np.full(len(keep), label, F32))
+        scores.append(column[keep])
+        picked_boxes.append(boxes[keep])
+    if not scores or sum(len(s) for s in scores) == 0:
+        return empty_output()
+    labels, scores, picked_boxes = np.concatenate(labels), np.concatenate(scores), np.concatenate(picked_boxes)
+    order = descending_order(scores)
+    if keep_top_k < len(order):
+        order = order[:keep_top_k]
+    return detections(labels[order], scores[order], picked_boxes[order])
+
+
+# -- YOLO heads ------------------------------------------------------------------------------
+def expf(x: np.ndarray) -> np.ndarray:
+    """float32 exp rounded from float64: agrees with C's expf (glibc's is within 0.502 ulp,
+    so nearly always correctly rounded), where numpy's float32 exp is off by an ulp now and
+    then. One ulp matters here: it can swap two nearly tied scores in the sort."""
+    with np.errstate(over="ignore"):
+        return np.exp(np.asarray(x, np.float64)).astype(F32)
+
+
+def _sigmoid(x: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        return F32(1) / (F32(1) + expf(-x))
+
+
+def _first_argmax(scores: np.ndarray, floor: float):
+    """Index and value of the first strict maximum along axis 1, starting from `floor`
+    (ncnn's `if (score > class_score)` loop): NaNs never win, ties keep the first."""
+    clean = np.where(np.isnan(scores), -np.inf, scores)
+    index = np.argmax(clean, axis=1)
+    value = np.take_along_axis(clean, index[:, None], axis=1)[:, 0]
+    beaten = value > F32(floor)
+    return np.where(beaten, index, 0), np.where(beaten, value, F32(floor)).astype(F32)
+
+
+def _region_boxes(tx, ty, tw, th, bias_w, bias_h, w: int, h: int, norm_w, norm_h):
+    """Centre offsets in grid cells + exp-scaled anchors -> normalised corner boxes, w*h."""
+    cols = np.arange(w, dtype=F32)[None, None, :]
+    rows = np.arange(h, dtype=F32)[None, :, None]
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        cx = (cols + _sigmoid(tx)) / F32(w)
+        cy = (rows + _sigmoid(ty)) / F32(h)
+        bw = (expf(tw) * bias_w / norm_w).astype(F32)
+        bh = (expf(th) * bias_h / norm_h).astype(F32)
+        half_w, half_h = bw * F32(0.5), bh * F32(0.5)
+        boxes = np.stack([cx - half_w, cy - half_h, cx + half_w, cy + half_h], axis=-1)
+    return boxes.astype(F32), bw * bh
+
+
+def yolov3_candidates(blob: np.ndarray, num_class: int, num_box: int, bias_w, bias_h,
+                      net_w: int, net_h: int, confidence_threshold: float):
+    """One YOLOv3 output (c, h, w) -> labels, scores, boxes, areas of boxes passing threshold.
+
+    ncnn's score is 1 / (1 + exp(-obj) * (1 + exp(-cls))) with cls the raw max class logit
+    (the code's comment says sigmoid(obj) * sigmoid(cls), its parentheses say otherwise;
+    we follow the code). Its x86 build runs this with FMA on any recent CPU, so the
+    denominator is one fused multiply-add; so is ours (exact product in float64, one
+    rounding to float32 but for rare double-rounding ties), or near-tied scores would sort
+    differently. Candidates come anchor by anchor, each in raster order.
+    """
+    _, h, w = blob.shape
+    per_box = blob[:num_box * (5 + num_class)].reshape(num_box, 5 + num_class, h, w)
+    logits = np.moveaxis(per_box[:, 5:], 1, -1).reshape(-1, num_class)
+    class_index, class_score = _first_argmax(logits, -np.finfo(F32).max)
+    class_index = class_index.reshape(num_box, h, w)
+    class_score = class_score.reshape(num_box, h, w)
+    with np.errstate(over="ignore", invalid="ignore"):
+        denominator = (expf(-per_box[:, 4]).astype(np.float64) * (F32(1) + expf(-class_score))
+                       + 1.0).astype(F32)
+        score = F32(1) / denominator
+    bw = np.asarray(bias_w, F32)[:, None, None]
+    bh = np.asarray(bias_h, F32)[:, None, None]
+    passed = score >= F32(confidence_threshold)
+    boxes, areas = _region_boxes(per_box[:, 0], per_box[:, 1], per_box[:, 2], per_box[:, 3],
+                                 bw, bh, w, h, F32(net_w), F32(net_h))
+    return class_index[passed] + 1, score[passed], boxes[passed], areas[passed]
+
+
+def softmax_channels(x: np.ndarray) -> np.ndarray:
+    """Softmax over axis 0 (ncnn Softmax axis=0 on a c,h,w blob)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x - np.max(x, axis=0, keepdims=True))
+        return (e / np.sum(e, axis=0, keepdims=True)).astype(F32)
+
+
+def yolo_region_softmax(blob: np.ndarray, num_class: int, num_box: int) -> np.ndarray:
+    """A copy of a YOLOv2 region blob with each anchor's class channels softmaxed, as ncnn
+    leaves its input after YoloDetectionOutput ran in place."""
+    out = np.array(blob, F32, copy=True)
+    per_box = 5 + num_class
+    for box in range(num_box):
+        first = box * per_box + 5
+        out[first:first + num_class] = softmax_channels(out[first:first + num_class])
+    return out
+
+
+def yolo_region_candidates(softmaxed: np.ndarray, num_class: int, num_box: int, biases,
+                           confidence_threshold: float):
+    """One YOLOv2 region output (c, h, w) whose class channels are already softmaxed ->
+    labels, scores, boxes, areas passing threshold; score = sigmoid(obj) * max class prob."""
+    _, h, w = softmaxed.shape
+    per_box = softmaxed[:num_box * (5 + num_class)].reshape(num_box, 5 + num_class, h, w)
+    probs = np.moveaxis(per_box[:, 5:], 1, -1).reshape(-1, num_class)
+    class_index, class_score = _first_argmax(probs, 0.0)
+    class_index = class_index.reshape(num_box, h, w)
+    class_score = class_score.reshape(num_box, h, w)
+    score = _sigmoid(per_box[:, 4]) * class_score
+    biases = np.asarray(biases, F32)
+    bw = biases[0:2 * num_box:2][:, None, None]
+    bh = biases[1:2 * num_box:2][:, None, None]
+    passed = score >= F32(confidence_threshold)
+    boxes, _ = _region_boxes(per_box[:, 0], per_box[:, 1], per_box[:, 2], per_box[:, 3],
+                             bw, bh, w, h, F32(w), F32(h))
+    boxes = boxes[passed]
+    return class_index[passed] + 1, score[passed], boxes, corner_areas(boxes)

@@ -1,0 +1,148 @@
+"""2-D pooling kernels (ncnn's Pooling layer) on (c, h, w) float32 arrays.
+
+Three flavours, as in ncnn:
+- global: one max / mean per channel;
+- adaptive: PyTorch's AdaptiveMax/AvgPool2d bins, [floor(i*h/out), ceil((i+1)*h/out));
+- windowed: pad, then slide a kh x kw window with strides. The padding modes are
+  ncnn's: 0 "full" (Caffe ceil mode: extra tail padding on the right/bottom so the last
+  window covers the input), 1 "valid" (explicit pads only), 2 SAME_UPPER, 3 SAME_LOWER.
+
+Windowed pooling loops over the kernel taps (kh*kw strided slices), never over pixels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .shape import PAD_CONSTANT, pad_last_axes
+
+FLT_MAX = np.float32(np.finfo(np.float32).max)
+
+POOL_MAX = 0
+POOL_AVG = 1
+
+
+def global_pool(x: np.ndarray, pooling_type: int) -> np.ndarray:
+    """(c, h, w) -> (c,): the max or the mean of each channel."""
+    flat = x.reshape(x.shape[0], -1)
+    if pooling_type == POOL_MAX:
+        return flat.max(axis=1)
+    # float64 accumulation: closer to the exact mean than any float32 order
+    return (flat.sum(axis=1, dtype=np.float64) / flat.shape[1]).astype(np.float32)
+
+
+def _bins(size: int, out: int) -> list[tuple[int, int]]:
+    """Adaptive pooling bins: [floor(i*size/out), ceil((i+1)*size/out)) for each output i."""
+    return [((size * i) // out, -((-size * (i + 1)) // out)) for i in range(out)]
+
+
+def adaptive_pool(x: np.ndarray, pooling_type: int, out_h: int, out_w: int) -> np.ndarray:
+    """(c, h, w) -> (c, out_h, out_w). Both max and sum are separable over a rectangle,
+    so rows are reduced first (one loop over out_h), then columns (one loop over out_w)."""
+    h, w = x.shape[1:]
+    reduce = np.max if pooling_type == POOL_MAX else np.sum
+    hb, wb = _bins(h, out_h), _bins(w, out_w)
+    rows = np.stack([reduce(x[:, a:b, :], axis=1) for a, b in hb], axis=1)       # (c, out_h, w)
+    out = np.stack([reduce(rows[:, :, a:b], axis=2) for a, b in wb], axis=2)     # (c, out_h, out_w)
+    if pooling_type == POOL_MAX:
+        return out.astype(np.float32, copy=False)
+    hk = np.array([b - a for a, b in hb], np.float32)[:, None]
+    wk = np.array([b - a for a, b in wb], np.float32)[None, :]
+    return (out / hk / wk).astype(np.float32, copy=False)
+
+
+def pooling_pads(h: int, w: int, kernel: tuple[int, int], stride: tuple[int, int],
+                 pads: tuple[int, int, int, int], pad_mode: int) -> tuple[int, int, int, int]:
+    """The (top, bottom, left, right) border ncnn's make_padding adds, tail padding included."""
+    kh, kw = kernel
+    sh, sw = stride
+    top, bottom, left, right = pads
+    if pad_mode == 0:  # full: grow the tail so (size - k) is a multiple of the stride
+        htail = _c_mod(h + top + bottom - kh, sh)
+        wtail = _c_mod(w + left + right - kw, sw)
+        return (top, bottom + (sh - htail if htail else 0), left, right + (sw - wtail if wtail else 0))
+    if pad_mode == 1:  # valid: the explicit pads only
+        return (top, bottom, left, right)
+    # SAME: out = ceil(in / stride); the odd pixel goes after (2, UPPER) or before (3, LOWER)
+    hpad = kh + (h - 1) // sh * sh - h
+    wpad = kw + (w - 1) // sw * sw - w
+    if hpad <= 0 and wpad <= 0:
+        return (0, 0, 0, 0)
+    # ncnn pads both axes together, so a negative amount on one axis (kernel < stride)
+    # is passed on as is and crops; halves use C division, which truncates toward zero
+    hh, wh = int(hpad / 2), int(wpad / 2)
+    if pad_mode == 2:
+        return (hh, hpad - hh, wh, wpad - wh)
+    return (hpad - hh, hh, wpad - wh, wh)
+
+
+def _c_mod(a: int, b: int) -> int:
+    """C's %: the remainder takes the dividend's sign (a kernel larger than the input
+    makes the dividend negative, and ncnn then pads by more than one stride)."""
+    return a - b * int(a / b)
+
+
+def window_pool(x: np.ndarray, pooling_type: int, kernel: tuple[int, int], stride: tuple[int, int],
+                pads: tuple[int, int, int, int], pad_mode: int, count_include_pad: bool) -> np.ndarray:
+    """(c, h, w) -> (c, out_h, out_w) max or average pooling with ncnn's padding rules.
+
+    `pads` are the layer params (top, bottom, left, right). Average pooling with
+    count_include_pad=0 averages the taps inside the region that ncnn considers real:
+    the bordered tensor minus the *param* pads and the full-mode tail. ncnn uses the
+    param pads there even in SAME modes, whose real border differs: real pixels under
+    the param pads are then skipped and automatic padding is averaged in. Kept so.
+    """
+    h, w = x.shape[1:]
+    kh, kw = kernel
+    sh, sw = stride
+    border = pooling_pads(h, w, kernel, stride, pads, pad_mode)
+    pad_value = -FLT_MAX if pooling_type == POOL_MAX else np.float32(0)
+    top, bottom, left, right = border
+    xp = pad_last_axes(x, [(top, bottom), (left, right)], PAD_CONSTANT, pad_value)
+    H, W = xp.shape[1:]
+    out_h = (H - kh) // sh + 1
+    out_w = (W - kw) // sw + 1
+    if out_h <= 0 or out_w <= 0:
+        raise ValueError(f"pooling window {kh}x{kw} does not fit the padded input {H}x{W}")
+
+    exclude_pad = pooling_type == POOL_AVG and not count_include_pad
+    if exclude_pad:
+        # ncnn sums and counts only the taps inside [pad_top, H - pad_bottom - tail) x
+        # [pad_left, W - pad_right - tail), with the *param* pads even in SAME modes
+        # (where the real border differs): zero what lies outside, count what lies in.
+        top, bottom, left, right = pads
+        tail_h = border[1] - bottom if pad_mode == 0 else 0
+        tail_w = border[3] - right if pad_mode == 0 else 0
+        row_lo, row_hi = top, H - bottom - tail_h
+        col_lo, col_hi = left, W - right - tail_w
+        xp = xp.copy()
+        xp[:, :max(0, row_lo)] = 0
+        xp[:, max(0, row_hi):] = 0
+        xp[:, :, :max(0, col_lo)] = 0
+        xp[:, :, max(0, col_hi):] = 0
+
+    acc = None
+    for i in range(kh):
+        for j in range(kw):
+            tap = xp[:, i:i + sh * (out_h - 1) + 1:sh, j:j + sw * (out_w - 1) + 1:sw]
+            if acc is None:
+                acc = tap.copy()
+            elif pooling_type == POOL_MAX:
+                np.maximum(acc, tap, out=acc)
+            else:
+                acc += tap
+    if pooling_type == POOL_MAX:
+        return acc
+    if not exclude_pad:
+        return acc / np.float32(kh * kw)
+    rows = _taps_inside(out_h, kh, sh, row_lo, row_hi)
+    cols = _taps_inside(out_w, kw, sw, col_lo, col_hi)
+    area = (rows[:, None] * cols[None, :]).astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return acc / area
+
+
+def _taps_inside(n_out: int, k: int, s: int, lo: int, hi: int) -> np.ndarray:
+    """For each output index, how many of its k taps fall in [lo, hi) of the padded axis."""
+    start = np.arange(n_out) * s
+    return np.clip(np.minimum(start + k, hi) - np.maximum(start, lo), 0, None)

@@ -1,0 +1,109 @@
+// variants: PACK4=0,1 DECONV=0,1
+// alias: deconvolutiondepthwise DECONV=1
+#version 450
+
+// Depthwise convolution (group == channels == num_output): every channel is filtered by
+// its own kernel, so there is no reduction across channels and no matrix product; one
+// invocation computes one output pixel of one channel item (4 channels at once with
+// PACK4, as vec4 arithmetic).
+//
+// DECONV=1 is the transposed (depthwise deconvolution) form, written as a gather: output
+// pixel (oy + pad_top, ox + pad_left) of the full output takes input pixel
+// ((oy + pad_top - ky * dilation_h) / stride_h, ...) where that division is exact and in
+// range; pad_top / pad_left are then the rows and columns cut away.
+//
+// Weights are laid out on the host as [ky][kx][channel] (channel contiguous), so a pack4
+// item reads its 4 taps as one vec4 and pack1 neighbours read neighbouring scalars.
+
+layout (constant_id = 0) const int kernel_w = 1;
+layout (constant_id = 1) const int kernel_h = 1;
+layout (constant_id = 2) const int dilation_w = 1;
+layout (constant_id = 3) const int dilation_h = 1;
+layout (constant_id = 4) const int stride_w = 1;
+layout (constant_id = 5) const int stride_h = 1;
+layout (constant_id = 6) const int bias_term = 0;
+layout (constant_id = 7) const int activation_type = 0;
+layout (constant_id = 8) const float activation_param_0 = 0;
+layout (constant_id = 9) const float activation_param_1 = 0;
+layout (constant_id = 10) const int w = 1;
+layout (constant_id = 11) const int h = 1;
+layout (constant_id = 12) const int in_cstep = 1;
+layout (constant_id = 13) const int outw = 1;
+layout (constant_id = 14) const int outh = 1;
+layout (constant_id = 15) const int out_cstep = 1;
+layout (constant_id = 16) const int channels = 1;       // channel items (channels / 4 with PACK4)
+layout (constant_id = 17) const int pad_top = 0;
+layout (constant_id = 18) const int pad_left = 0;
+layout (constant_id = 19) const float pad_value = 0;
+
+layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
+
+#if PACK4
+#define sfpT sfpvec4
+#define afpT afpvec4
+#define buffer_ldT buffer_ld4
+#define buffer_stT buffer_st4
+#define activation_T activation_afpvec4
+#else
+#define sfpT sfp
+#define afpT afp
+#define buffer_ldT buffer_ld1
+#define buffer_stT buffer_st1
+#define activation_T activation_afp
+#endif
+
+layout (binding = 0) readonly buffer bottom_blob { sfpT bottom_blob_data[]; };
+layout (binding = 1) writeonly buffer top_blob { sfpT top_blob_data[]; };
+layout (binding = 2) readonly buffer weight_blob { sfpT weight_data[]; };
+layout (binding = 3) readonly buffer bias_blob { sfpT bias_data[]; };
+
+#include "activation.comp"
+
+void main()
+{
+    const int ox = int(gl_GlobalInvocationID.x);
+    const int oy = int(gl_GlobalInvocationID.y);
+    const int c = int(gl_GlobalInvocationID.z);
+    if (ox >= outw || oy >= outh || c >= channels)
+        return;
+
+    afpT sum = bias_term == 1 ? buffer_ldT(bias_data, c) : afpT(0.f);
+    const int in_base = c * in_cstep;
+
+    for (int ky = 0; ky < kernel_h; ky++)
+    {
+#if DECONV
+        const int sy = oy + pad_top - ky * dilation_h;
+        if (sy < 0 || sy % stride_h != 0)
+            continue;
+        const int iy = sy / stride_h;
+        if (iy >= h)
+            continue;
+#else
+        const int iy = oy * stride_h + ky * dilation_h - pad_top;
+        const bool row_in = iy >= 0 && iy < h;
+#endif
+        for (int kx = 0; kx < kernel_w; kx++)
+        {
+            const afpT k = buffer_ldT(weight_data, (ky * kernel_w + kx) * channels + c);
+#if DECONV
+            const int sx = ox + pad_left - kx * dilation_w;
+            if (sx < 0 || sx % stride_w != 0)
+                continue;
+            const int ix = sx / stride_w;
+            if (ix >= w)
+                continue;
+            sum += buffer_ldT(bottom_blob_data, in_base + iy * w + ix) * k;
+#else
+            const int ix = ox * stride_w + kx * dilation_w - pad_left;
+            afpT v = afpT(pad_value);
+            if (row_in && ix >= 0 && ix < w)
+                v = buffer_ldT(bottom_blob_data, in_base + iy * w + ix);
+            sum += v * k;
+#endif
+        }
+    }
+
+    sum = activation_T(sum, activation_type, activation_param_0, activation_param_1);
+    buffer_stT(top_blob_data, c * out_cstep + oy * outw + ox, sum);
+}

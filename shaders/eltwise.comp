@@ -1,0 +1,54 @@
+// variants: PACK4=0,1
+#version 450
+
+// Eltwise, two operands at a time: top = a*coeff_a (op) b*coeff_b, with op_type
+// 0 prod (a * b), 1 sum (a*coeff_a + b*coeff_b), 2 max. N inputs are folded left by the
+// layer: (((x0 op x1) op x2) ...), passing coeff_a = 1 after the first step.
+// The operands share one shape and layout, so the buffers are walked flat:
+// PACK4=0 over n scalars, PACK4=1 over n vec4.
+
+layout (constant_id = 0) const int op_type = 1;
+
+layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
+
+#if PACK4
+layout (binding = 0) readonly buffer a_blob { sfpvec4 a_blob_data[]; };
+layout (binding = 1) readonly buffer b_blob { sfpvec4 b_blob_data[]; };
+layout (binding = 2) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
+#define afpT afpvec4
+#define load(buf, i) buffer_ld4(buf, i)
+#define store(buf, i, v) buffer_st4(buf, i, v)
+#else
+layout (binding = 0) readonly buffer a_blob { sfp a_blob_data[]; };
+layout (binding = 1) readonly buffer b_blob { sfp b_blob_data[]; };
+layout (binding = 2) writeonly buffer top_blob { sfp top_blob_data[]; };
+#define afpT afp
+#define load(buf, i) buffer_ld1(buf, i)
+#define store(buf, i, v) buffer_st1(buf, i, v)
+#endif
+
+layout (push_constant) uniform parameter
+{
+    int n;
+    float coeff_a;
+    float coeff_b;
+} p;
+
+void main()
+{
+    const uint row = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    const int gi = int(gl_GlobalInvocationID.y * row + gl_GlobalInvocationID.x);
+    if (gi >= p.n)
+        return;
+
+    afpT a = load(a_blob_data, gi);
+    afpT b = load(b_blob_data, gi);
+    afpT y;
+    if (op_type == 0)
+        y = a * b;
+    else if (op_type == 1)
+        y = a * afp(p.coeff_a) + b * afp(p.coeff_b);
+    else
+        y = max(a, b);
+    store(top_blob_data, gi, y);
+}

@@ -1,0 +1,54 @@
+#version 450
+
+// The element-wise half of LayerNorm, InstanceNorm, GroupNorm, RMSNorm and Normalize:
+//     y = x * a + b                      (a, b) of the element's row, from reduction_rows.comp
+//     y = y * gamma[j] (+ beta[j])       when the layer is affine
+// where j is (spec constant affine_index)
+//     1 the element's position in its row (LayerNorm, RMSNorm: gamma spans the row),
+//     2 its channel, the unpacked index along the packing axis (InstanceNorm, GroupNorm,
+//       Normalize), or 3 always 0 (Normalize's channel_shared scale).
+// One invocation per scalar, pack1 or pack4 alike.
+
+#include "reduction_rows.h"
+
+layout (constant_id = 0) const int affine_index = 0;  // 0: no affine
+layout (constant_id = 1) const int has_beta = 0;
+
+layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
+
+layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
+layout (binding = 1) readonly buffer stats { vec4 stats_data[]; };
+layout (binding = 2) readonly buffer gamma_blob { sfp gamma_data[]; };
+layout (binding = 3) readonly buffer beta_blob { sfp beta_data[]; };
+layout (binding = 4) writeonly buffer top_blob { sfp top_blob_data[]; };
+
+layout (push_constant) uniform parameter
+{
+    int total;
+    int s0; int s1; int s2; int s3; int s4;
+    int reduced_mask;
+    int channel_step;  // scalars per item row of the packing axis: inner * elempack
+    int elempack;
+} p;
+
+void main()
+{
+    const int i = rows_flat_invocation();
+    if (i >= p.total)
+        return;
+    const ivec2 gk = rows_row_of(i, p.s0, p.s1, p.s2, p.s3, p.s4, p.reduced_mask);
+    const vec4 st = stats_data[gk.x];
+    float v = float(buffer_ld1(bottom_blob_data, i)) * st.x + st.y;
+    if (affine_index != 0)
+    {
+        int j = 0;
+        if (affine_index == 1)
+            j = gk.y;
+        else if (affine_index == 2)
+            j = (i / p.channel_step) * p.elempack + i % p.elempack;
+        v = v * float(buffer_ld1(gamma_data, j));
+        if (has_beta == 1)
+            v = v + float(buffer_ld1(beta_data, j));
+    }
+    buffer_st1(top_blob_data, i, afp(v));
+}

@@ -1,0 +1,261 @@
+// variants: PACK4=0,1
+// alias: unaryop_pack4 PACK4=1
+#version 450
+
+// y = f(x) for every scalar: the activations (ReLU .. SELU), UnaryOp's 28 functions,
+// Power / Exp / Log / Threshold and Cast's rounding, one shader for all of them.
+// The function is the specialization constant `op` (codes in vkncnn/gpu/elementwise.py),
+// its parameters p0..p2; the driver folds the switch away when it builds the pipeline.
+//
+// An elementwise op does not care how a tensor is packed, so the buffer is read flat:
+// PACK4=0 walks n scalars, PACK4=1 walks n vec4 (any tensor whose scalar count divides
+// by 4, pack1 or pack4 alike). Out of place: bottom -> top. Math in afp (fp32).
+//
+// Edge values follow the CPU half (cpu_fallback/activation.py), which follows ncnn's
+// vectorised x86 kernels: exp clamps its argument at 88.376, log(x <= 0) is nan, ...
+
+layout (constant_id = 0) const int op = 0;
+layout (constant_id = 1) const float p0 = 0;
+layout (constant_id = 2) const float p1 = 0;
+layout (constant_id = 3) const float p2 = 0;
+
+layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
+
+#if PACK4
+layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; };
+layout (binding = 1) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
+#else
+layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
+layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
+#endif
+
+layout (push_constant) uniform parameter
+{
+    int n;  // scalars (PACK4=0) or vec4 items (PACK4=1)
+} p;
+
+// ---- op codes (mirror vkncnn/gpu/elementwise.py) ----
+const int OP_RELU = 0;          // p0 slope
+const int OP_SIGMOID = 1;
+const int OP_SWISH = 2;
+const int OP_GELU = 3;          // erf form
+const int OP_GELU_FAST = 4;     // tanh approximation
+const int OP_HARDSWISH = 5;     // p0 alpha, p1 beta
+const int OP_HARDSIGMOID = 6;   // p0 alpha, p1 beta
+const int OP_CLIP = 7;          // p0 min, p1 max
+const int OP_TANH = 8;
+const int OP_ELU = 9;           // p0 alpha
+const int OP_MISH = 10;
+const int OP_POWER = 11;        // p0 power, p1 scale, p2 shift
+const int OP_EXP = 12;          // p0 base (-1: e), p1 scale, p2 shift
+const int OP_LOG = 13;          // p0 base (-1: e), p1 scale, p2 shift
+const int OP_THRESHOLD = 14;    // p0 threshold
+const int OP_SELU = 15;         // p0 alpha, p1 lambda
+const int OP_SOFTPLUS = 16;
+const int OP_COPY = 17;         // Cast to the same values (int8 -> fp32, type to itself)
+const int OP_ROUND_FP16 = 18;   // Cast through fp16
+const int OP_ROUND_BF16 = 19;   // Cast through bf16
+const int OP_UNARY = 32;        // + UnaryOp op_type 0..27
+
+const float FLT_MAX = 3.402823466e+38;
+const float FLT_MIN = 1.175494351e-38;
+const float EXP_ARG_MAX = 88.3762626647949;   // where ncnn's exp_ps saturates
+const float LN2 = 0.69314718055994531;
+
+float nan_value() { return uintBitsToFloat(0x7fc00000u); }
+float inf_value() { return uintBitsToFloat(0x7f800000u); }
+
+// ncnn's exp_ps / log_ps edges: exp(+inf) = 2.4e38, log(x <= 0) = nan, log argument clamped
+afp exp_ps(afp x) { return exp(min(x, afp(EXP_ARG_MAX))); }
+afp log_ps(afp x) { return x > afp(0.f) ? log(clamp(x, afp(FLT_MIN), afp(FLT_MAX))) : afp(nan_value()); }
+
+// log(1 + x) without losing a tiny x (Goldberg's trick)
+afp log1p_(afp x)
+{
+    afp u = afp(1.f) + x;
+    return u == afp(1.f) ? x : log(u) * (x / (u - afp(1.f)));
+}
+
+// Abramowitz & Stegun 7.1.26, |error| < 1.5e-7 (the CPU half uses the same formula)
+afp erf_(afp x)
+{
+    afp z = abs(x);
+    afp t = afp(1.f) / (afp(1.f) + afp(0.3275911f) * z);
+    afp poly = t * (afp(0.254829592f) + t * (afp(-0.284496736f) + t * (afp(1.421413741f)
+             + t * (afp(-1.453152027f) + t * afp(1.061405429f)))));
+    afp y = afp(1.f) - poly * exp(-z * z);
+    return sign(x) * y;
+}
+
+// C pow(): defined for negative bases with integer exponents, and at 0 / inf,
+// where GLSL's pow (exp2(y * log2(x))) is not
+afp c_pow(afp x, afp y)
+{
+    if (y == afp(0.f) || x == afp(1.f))
+        return afp(1.f);
+    if (isnan(x) || isnan(y))
+        return afp(nan_value());
+    afp ax = abs(x);
+    if (isinf(y))
+    {
+        if (ax == afp(1.f))
+            return afp(1.f);
+        return (ax > afp(1.f)) == (y > afp(0.f)) ? afp(inf_value()) : afp(0.f);
+    }
+    bool y_int = floor(y) == y;
+    bool y_odd = y_int && abs(y) < afp(16777216.f) && mod(abs(y), afp(2.f)) == afp(1.f);
+    bool x_neg = (floatBitsToUint(float(x)) & 0x80000000u) != 0u;  // -0 counts: pow(-0, -1) = -inf
+    if (x == afp(0.f) || isinf(x))
+    {
+        bool big = (x == afp(0.f)) == (y < afp(0.f));   // 0^-y and inf^+y are inf
+        afp r = big ? afp(inf_value()) : afp(0.f);
+        return (x_neg && y_odd) ? -r : r;
+    }
+    if (x < afp(0.f) && !y_int)
+        return afp(nan_value());
+    afp r = pow(ax, y);
+    return (x < afp(0.f) && y_odd) ? -r : r;
+}
+
+// Round to the nearest fp16 value (ties to even, overflow to inf), kept as fp32
+float round_fp16(float x)
+{
+    uint u = floatBitsToUint(x);
+    uint s = u & 0x80000000u;
+    uint a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u)               // inf, nan
+        return x;
+    if (a >= 0x477ff000u)               // >= 65520: rounds past 65504
+        return uintBitsToFloat(s | 0x7f800000u);
+    if (a >= 0x38800000u)               // fp16 normal range: keep 10 mantissa bits
+    {
+        uint r = (a + 0x0fffu + ((a >> 13) & 1u)) & ~0x1fffu;
+        return uintBitsToFloat(s | r);
+    }
+    // fp16 subnormals are multiples of 2^-24: scale, round half to even, scale back (exact)
+    float m = roundEven(uintBitsToFloat(a) * 16777216.f) * (1.f / 16777216.f);
+    return uintBitsToFloat(s | floatBitsToUint(m));
+}
+
+// Round to the nearest bf16 value (ties to even, subnormals to zero, nan stays a quiet nan)
+float round_bf16(float x)
+{
+    uint u = floatBitsToUint(x);
+    uint a = u & 0x7fffffffu;
+    if (a > 0x7f800000u)
+        return uintBitsToFloat((u & 0xffff0000u) | 0x00400000u);
+    if (a < 0x00800000u)
+        return uintBitsToFloat(u & 0x80000000u);
+    uint r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    return uintBitsToFloat(r);
+}
+
+// UnaryOp op_type 0..27
+afp unary(int k, afp x)
+{
+    if (k == 0) return abs(x);
+    if (k == 1) return -x;
+    if (k == 2) return floor(x);
+    if (k == 3) return ceil(x);
+    if (k == 4) return x * x;
+    if (k == 5) return x < afp(0.f) ? afp(nan_value()) : sqrt(x);
+    if (k == 6)  // rsqrt: ncnn's estimate + Newton step is nan at 0 and +inf
+        return (x <= afp(0.f) || isinf(x)) ? afp(nan_value()) : afp(1.f) / sqrt(x);
+    if (k == 7) return exp_ps(x);
+    if (k == 8) return log_ps(x);
+    if (k == 9) return sin(x);
+    if (k == 10) return cos(x);
+    if (k == 11) return tan(x);
+    if (k == 12 || k == 13)  // asin, acos through atan: the builtins are only ~4e-4 accurate here
+    {
+        if (abs(x) > afp(1.f))
+            return afp(nan_value());
+        afp c = sqrt(max((afp(1.f) - x) * (afp(1.f) + x), afp(0.f)));
+        return k == 12 ? atan(x, c) : atan(c, x);
+    }
+    if (k == 14) return isinf(x) ? afp(nan_value()) : atan(x);
+    if (k == 15)  // reciprocal: nan for 0, subnormals and inf, as ncnn's estimate gives
+        return (abs(x) < afp(FLT_MIN) || isinf(x)) ? afp(nan_value()) : afp(1.f) / x;
+    if (k == 16) return tanh(x);
+    if (k == 17) return log_ps(x) * afp(0.4342944819032518);
+    if (k == 18) return roundEven(x);
+    if (k == 19) return trunc(x);
+    if (k == 20) return sign(x);
+    if (k == 21) return exp(min(x, afp(EXP_ARG_MAX))) - afp(1.f);
+    if (k == 22) return sinh(clamp(x, afp(-EXP_ARG_MAX), afp(EXP_ARG_MAX)));
+    if (k == 23)  // asinh; log(2|x|) for huge |x| where x*x would overflow
+    {
+        afp ax = min(abs(x), afp(FLT_MAX));
+        afp r = ax > afp(1e10f) ? log(ax) + afp(LN2) : log(ax + sqrt(ax * ax + afp(1.f)));
+        return x < afp(0.f) ? -r : r;
+    }
+    if (k == 24) return cosh(clamp(x, afp(-EXP_ARG_MAX), afp(EXP_ARG_MAX)));
+    if (k == 25)  // acosh; below 1 ncnn's log_ps of a nan gives log(FLT_MIN)
+    {
+        if (x < afp(1.f))
+            return afp(-87.33654475f);
+        afp v = min(x, afp(FLT_MAX));
+        return v > afp(1e10f) ? log(v) + afp(LN2) : log(v + sqrt((v - afp(1.f)) * (v + afp(1.f))));
+    }
+    if (k == 26) return abs(x) >= afp(1.f) ? afp(nan_value()) : atanh(x);
+    if (k == 27) return x <= afp(-1.f) ? afp(nan_value()) : log1p_(min(x, afp(FLT_MAX)));
+    return x;
+}
+
+afp activation(afp x)
+{
+    // GLSL's min/max/clamp may drop a nan; the CPU half keeps it (but x > t is simply false,
+    // and pow(1, nan) / pow(nan, 0) are 1)
+    if (isnan(x) && op != OP_THRESHOLD && op != OP_POWER && op != OP_EXP)
+        return x;
+    if (op == OP_RELU) return x < afp(0.f) ? x * afp(p0) : x;
+    if (op == OP_SIGMOID) return afp(1.f) / (afp(1.f) + exp(-x));
+    if (op == OP_SWISH) return x / (afp(1.f) + exp_ps(-x));
+    if (op == OP_GELU) return afp(0.5f) * x * (afp(1.f) + erf_(x * afp(0.70710678f)));
+    if (op == OP_GELU_FAST)
+        return afp(0.5f) * x * (afp(1.f) + tanh(afp(0.79788452f) * (x + afp(0.044715f) * x * x * x)));
+    if (op == OP_HARDSWISH) return x * clamp(x * afp(p0) + afp(p1), afp(0.f), afp(1.f));
+    if (op == OP_HARDSIGMOID) return clamp(x * afp(p0) + afp(p1), afp(0.f), afp(1.f));
+    if (op == OP_CLIP) return min(max(x, afp(p0)), afp(p1));
+    if (op == OP_TANH) return tanh(x);
+    if (op == OP_ELU) return x < afp(0.f) ? afp(p0) * (exp(x) - afp(1.f)) : x;
+    if (op == OP_MISH) return x * tanh(log(afp(1.f) + exp(x)));
+    if (op == OP_POWER) return c_pow(afp(p2) + x * afp(p1), afp(p0));
+    if (op == OP_EXP)
+    {
+        afp t = afp(p2) + x * afp(p1);
+        return p0 == -1.f ? exp(t) : c_pow(afp(p0), t);
+    }
+    if (op == OP_LOG)
+    {
+        afp t = afp(p2) + x * afp(p1);
+        afp y = t < afp(0.f) ? afp(nan_value()) : t == afp(0.f) ? afp(-inf_value()) : log(t);
+        return p0 == -1.f ? y : y / log(afp(p0));
+    }
+    if (op == OP_THRESHOLD) return x > afp(p0) ? afp(1.f) : afp(0.f);
+    if (op == OP_SELU)
+        return x < afp(0.f) ? (exp(x) - afp(1.f)) * afp(p0) * afp(p1) : x * afp(p1);
+    if (op == OP_SOFTPLUS) return log(afp(1.f) + exp(x));
+    if (op == OP_ROUND_FP16) return afp(round_fp16(float(x)));
+    if (op == OP_ROUND_BF16) return afp(round_bf16(float(x)));
+    if (op >= OP_UNARY) return unary(op - OP_UNARY, x);
+    return x;  // OP_COPY
+}
+
+void main()
+{
+    // a 2-D grid covers more than 65535 workgroups for big blobs; (n, 1, 1) reads as flat
+    const uint row = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    const int gi = int(gl_GlobalInvocationID.y * row + gl_GlobalInvocationID.x);
+    if (gi >= p.n)
+        return;
+
+#if PACK4
+    afpvec4 v = buffer_ld4(bottom_blob_data, gi);
+    afpvec4 y = afpvec4(activation(v.r), activation(v.g), activation(v.b), activation(v.a));
+    buffer_st4(top_blob_data, gi, y);
+#else
+    afp v = buffer_ld1(bottom_blob_data, gi);
+    buffer_st1(top_blob_data, gi, activation(v));
+#endif
+}

@@ -1,0 +1,35 @@
+"""Suite-wide test settings.
+
+* Vulkan validation (incl. synchronization validation) is on for the whole suite
+  unless VKNCNN_VALIDATION is set otherwise, and every test fails if the
+  validation layer reported anything while it ran.
+* With VKNCNN_REQUIRE_GPU=1 (set by .ci/run) a missing Vulkan device fails the run
+  instead of letting GPU tests skip: CI must really exercise the GPU path.
+"""
+
+import os
+import sys
+
+import pytest
+
+os.environ.setdefault("VKNCNN_VALIDATION", "1")
+
+
+def pytest_sessionstart(session):
+    if os.environ.get("VKNCNN_REQUIRE_GPU") == "1":
+        from vkncnn.gpu import instance
+        if instance.get_gpu_count() == 0:
+            raise pytest.UsageError(f"VKNCNN_REQUIRE_GPU=1 but no Vulkan device: {instance.unavailable_reason()}")
+
+
+@pytest.fixture(autouse=True)
+def vulkan_validation_is_silent():
+    instance = sys.modules.get("vkncnn.gpu.instance")
+    if instance is not None:
+        instance.clear_validation_messages()
+    yield
+    instance = sys.modules.get("vkncnn.gpu.instance")
+    if instance is not None:
+        messages = list(instance.validation_messages())
+        instance.clear_validation_messages()
+        assert messages == [], f"Vulkan validation reported: {messages[:3]}"

@@ -1,0 +1,177 @@
+"""A Net on the GPU: one recorded plan per input shape, replayed; CPU fallback inside
+the graph; faults; threads; no leaks."""
+
+import gc
+import resource
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import vkncnn
+from vkncnn.gpu import instance
+from vkncnn.tools.randweights import random_weights
+from vkncnn.tools.benchmark_models import param_path
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")]
+
+
+class TimesTwo(vkncnn.Layer):
+    """A custom Python layer: CPU only, so a GPU net must download, run it, upload."""
+
+    def __init__(self):
+        super().__init__()
+        self.one_blob_only = True
+
+    def forward(self, bottom, top, opt):
+        top.clone_from(vkncnn.Mat(bottom.numpy() * 2))
+        return 0
+
+
+MIXED = """7767517
+4 4
+Input in 0 1 x
+ReLU r1 1 1 x a 0=0.5
+TimesTwo t 1 1 a b
+ReLU r2 1 1 b y
+"""
+
+
+def _net(text=MIXED, gpu=True, **opt):
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = gpu
+    for k, v in opt.items():
+        setattr(net.opt, k, v)
+    net.register_custom_layer("TimesTwo", TimesTwo)
+    net.load_param_mem(text)
+    net.load_model(b"")
+    return net
+
+
+def _expect(x):
+    a = np.where(x < 0, 0.5 * x, x)
+    return np.maximum(2 * a, 0)
+
+
+def test_custom_cpu_layer_inside_gpu_graph_and_replay():
+    net = _net()
+    assert net.gpu is not None
+    rng = np.random.default_rng(0)
+    for i in range(4):
+        x = rng.uniform(-1, 1, (4, 5, 6)).astype(np.float32)
+        with net.create_extractor() as ex:
+            ex.input("x", vkncnn.Mat(x))
+            y = ex.extract("y")[1].numpy()
+        np.testing.assert_allclose(y, _expect(x), rtol=1e-2, atol=1e-3)
+    assert net.gpu.plans_recorded == 1 and net.gpu.plans_replayed == 3
+
+
+def test_new_shape_records_a_new_plan():
+    net = _net()
+    for shape in [(4, 5, 6), (3, 7, 2), (4, 5, 6)]:
+        x = np.ones(shape, np.float32)
+        assert net.run({"x": x})["y"].shape == shape
+    assert net.gpu.plans_recorded == 2 and net.gpu.plans_replayed == 1
+
+
+def test_gpu_matches_cpu_on_a_benchmark_model():
+    weights = random_weights(str(param_path("mobilenet")), seed=0)
+    x = np.random.default_rng(1).uniform(-1, 1, (3, 224, 224)).astype(np.float32)
+    out = {}
+    for gpu in (False, True):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = False
+        net.load_param(str(param_path("mobilenet")))
+        net.load_model(weights)
+        (out[gpu],) = net.run({net.input_names()[0]: x}).values()
+    assert np.abs(out[True] - out[False]).max() <= 1e-4 * max(1, np.abs(out[False]).max())
+
+
+def test_threads_share_one_net():
+    net = _net()
+    rng = np.random.default_rng(2)
+    xs = [rng.uniform(-1, 1, (4, 8, 8)).astype(np.float32) for _ in range(8)]
+    want = [_expect(x) for x in xs]
+    got = [None] * len(xs)
+
+    def work(i):
+        for _ in range(5):
+            with net.create_extractor() as ex:
+                ex.input("x", vkncnn.Mat(xs[i]))
+                got[i] = ex.extract("y")[1].numpy()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-2, atol=1e-3)
+
+
+def test_no_device_falls_back_to_cpu_with_one_warning(monkeypatch):
+    monkeypatch.setattr(instance, "get_gpu_count", lambda: 0)
+    from vkncnn import net as net_module
+    monkeypatch.setattr(net_module.warn_once, "__defaults__", (set(),))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        net = _net()
+    assert net.gpu is None
+    assert sum("CPU" in str(w.message) for w in caught) == 1
+    x = np.linspace(-1, 1, 10, dtype=np.float32)
+    np.testing.assert_allclose(net.run({"x": x})["y"], _expect(x), rtol=1e-6)
+
+
+def test_device_memory_returns_after_dropping_nets():
+    from vkncnn.gpu.allocator import live_device_bytes
+
+    def held():
+        gc.collect()
+        return live_device_bytes()
+
+    weights = random_weights(str(param_path("squeezenet")), seed=0)
+    x = np.zeros((3, 64, 64), np.float32)
+    for _ in range(3):
+        n = vkncnn.Net()
+        n.load_param(str(param_path("squeezenet")))
+        n.load_model(weights)
+        n.run({n.input_names()[0]: x})
+        n.clear()
+        del n
+    base = held()
+    for _ in range(20):
+        n = vkncnn.Net()
+        n.load_param(str(param_path("squeezenet")))
+        n.load_model(weights)
+        n.run({n.input_names()[0]: x})
+        assert held() > base  # the net really holds device memory while alive
+        del n
+    assert held() <= base
+
+
+def test_repeated_extracts_do_not_grow_memory():
+    net = _net()
+    x = np.ones((8, 16, 16), np.float32)
+    for _ in range(50):
+        net.run({"x": x})
+    rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    held0 = net.gpu.bytes_held()
+    for _ in range(1000):
+        net.run({"x": x})
+    assert net.gpu.bytes_held() == held0
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss0 < 20 * 1024  # KiB
+
+
+def test_destroy_gpu_instance_while_net_alive_is_safe():
+    net = _net()
+    x = np.ones((2, 3, 4), np.float32)
+    net.run({"x": x})
+    vkncnn.destroy_gpu_instance()
+    # the live net keeps its device; a replay still works, then everything is released
+    np.testing.assert_allclose(net.run({"x": x})["y"], _expect(x), rtol=1e-2)
+    del net
+    gc.collect()
+    assert vkncnn.get_gpu_count() >= 1  # a new instance comes up on demand

@@ -1,0 +1,18 @@
+import pytest
+
+from tests.oracle import check_layer, rand
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 5), (2, 3, 5), (1, 4)])
+def test_expand_axes_match_ncnn(shape):
+    for axes in ([0], [1], [-1], [0, 1], [0, -1], [1, 2], [0, 1, 2], [-2], [2], [0, 3], [-1, -2]):
+        n_out = len(shape) + len(axes)
+        if n_out <= 4 and any(not -n_out <= a < n_out for a in axes):
+            continue
+        check_layer("ExpandDims", {3: axes}, [], [rand(*shape)])
+
+
+@pytest.mark.parametrize("flags", [{0: 1}, {1: 1}, {11: 1}, {2: 1}, {0: 1, 1: 1, 2: 1}])
+def test_legacy_flags_have_no_effect_like_ncnn(flags):
+    for shape in [(5,), (3, 5), (2, 3, 5)]:
+        check_layer("ExpandDims", flags, [], [rand(*shape)])

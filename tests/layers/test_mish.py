@@ -1,0 +1,24 @@
+import numpy as np
+import pytest
+
+from tests.oracle import check_layer, rand
+
+SHAPES = [(7,), (16,), (5, 13), (8, 3), (3, 6, 7), (16, 3, 5), (12, 2, 3, 5), (4, 3, 2, 5),
+          (24, 4, 4), (1, 5, 5)]
+# no -inf: ncnn computes mish(-inf) = -inf * tanh(log(1)) with a log_ps(1) that is not
+# exactly 0, giving +inf or nan depending on the SIMD path
+EDGES = np.array([0, -0.0, 1, -1, 100, -100, 88.5, -88.5, 1e30, -1e30, 0.5, -0.5, 2.5, 1e-40, np.inf],
+                 np.float32)
+
+
+def with_edges(shape, seed=0):
+    x = rand(*shape, seed=seed, lo=-6, hi=6)
+    n = min(x.size, EDGES.size)
+    x.ravel()[:n] = EDGES[:n]
+    return x
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_mish_matches_ncnn(shape):
+    check_layer("Mish", {}, [], [rand(*shape, lo=-8, hi=8)])
+    check_layer("Mish", {}, [], [with_edges(shape)])

@@ -1,0 +1,185 @@
+"""vkncnn bench: benchncnn's model set, timed, optionally against real ncnn in the same run.
+
+    vkncnn bench --cpu --threads 2 --loops 8
+    vkncnn bench --gpu --compare-ncnn --models resnet18,vgg16 --json out.json
+
+Per model: load time, first inference, then min/median/max over --loops timed
+inferences after --warmup. With --compare-ncnn, real ncnn runs the same .param,
+the same random weights and the same input on the same device, interleaved
+loop by loop with ours (machines are noisy: only a same-run ratio means much),
+and the ratio vkncnn/ncnn of medians is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+from .benchmark_models import INPUT_SHAPES, param_path
+from .randweights import random_weights
+
+
+def _rss_peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+class VkncnnRunner:
+    name = "vkncnn"
+
+    def __init__(self, model: str, weights: bytes, args) -> None:
+        import vkncnn
+
+        t0 = time.perf_counter()
+        self.net = vkncnn.Net()
+        o = self.net.opt
+        o.use_vulkan_compute = args.gpu
+        o.num_threads = args.threads
+        o.use_fp16_storage = o.use_fp16_packed = args.fp16
+        if args.gpu:
+            self.net.set_vulkan_device(args.device)
+        self.net.load_param(str(param_path(model)))
+        if args.gpu and self.net.gpu is None:
+            raise RuntimeError("no Vulkan device for vkncnn")
+        self.net.load_model(weights)
+        self.load_s = time.perf_counter() - t0
+        self.inputs = self.net.input_names()
+        self.outputs = self.net.output_names()
+        self.Mat = vkncnn.Mat
+
+    def infer(self, x: np.ndarray) -> None:
+        with self.net.create_extractor() as ex:
+            for name in self.inputs:
+                ex.input(name, self.Mat(x))
+            for name in self.outputs:
+                ex.extract(name)
+
+    def device_mb(self) -> float:
+        gpu = self.net.gpu
+        if gpu is None:
+            return 0.0
+        held = getattr(gpu, "bytes_held", None)
+        return (held() if callable(held) else 0) / 2**20
+
+
+class NcnnRunner:
+    name = "ncnn"
+
+    def __init__(self, model: str, weights: bytes, args, tmpdir: str) -> None:
+        import ncnn
+
+        bin_path = os.path.join(tmpdir, f"{model}.bin")
+        with open(bin_path, "wb") as f:
+            f.write(weights)
+        t0 = time.perf_counter()
+        self.net = ncnn.Net()
+        o = self.net.opt
+        o.use_vulkan_compute = args.gpu
+        o.num_threads = args.threads
+        o.use_fp16_storage = o.use_fp16_packed = o.use_fp16_arithmetic = args.fp16
+        o.use_bf16_storage = False
+        if args.gpu:
+            self.net.set_vulkan_device(args.device)
+        self.net.load_param(str(param_path(model)))
+        self.net.load_model(bin_path)
+        self.load_s = time.perf_counter() - t0
+        self.inputs = self.net.input_names()
+        self.outputs = self.net.output_names()
+        self.ncnn = ncnn
+
+    def infer(self, x: np.ndarray) -> None:
+        ex = self.net.create_extractor()
+        mats = [self.ncnn.Mat(x).clone() for _ in self.inputs]
+        for name, m in zip(self.inputs, mats):
+            ex.input(name, m)
+        for name in self.outputs:
+            ex.extract(name)
+
+
+def bench_model(model: str, args) -> dict:
+    weights = random_weights(str(param_path(model)), seed=0)
+    x = np.random.default_rng(1).uniform(-1, 1, INPUT_SHAPES[model]).astype(np.float32)
+    with tempfile.TemporaryDirectory() as tmp:
+        runners = [VkncnnRunner(model, weights, args)]
+        if args.compare_ncnn:
+            runners.append(NcnnRunner(model, weights, args, tmp))
+        result = {"model": model}
+        for r in runners:
+            t0 = time.perf_counter()
+            r.infer(x)
+            result[f"{r.name}_load_ms"] = r.load_s * 1e3
+            result[f"{r.name}_first_ms"] = (time.perf_counter() - t0) * 1e3
+        for _ in range(args.warmup):
+            for r in runners:
+                r.infer(x)
+        times = {r.name: [] for r in runners}
+        for _ in range(args.loops):
+            for r in runners:  # interleaved, so both see the same machine state
+                t0 = time.perf_counter()
+                r.infer(x)
+                times[r.name].append((time.perf_counter() - t0) * 1e3)
+        for name, ts in times.items():
+            result[f"{name}_min_ms"] = min(ts)
+            result[f"{name}_median_ms"] = statistics.median(ts)
+            result[f"{name}_max_ms"] = max(ts)
+        if args.compare_ncnn:
+            result["ratio"] = result["vkncnn_median_ms"] / result["ncnn_median_ms"]
+        result["rss_peak_mb"] = _rss_peak_mb()
+        result["device_mb"] = runners[0].device_mb()
+        return result
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="vkncnn bench", description=__doc__.split("\n\n")[0])
+    dev = ap.add_mutually_exclusive_group()
+    dev.add_argument("--gpu", action="store_true", help="Vulkan path")
+    dev.add_argument("--cpu", action="store_true", help="numpy path (default)")
+    ap.add_argument("--device", type=int, default=0, help="Vulkan device index")
+    ap.add_argument("--loops", type=int, default=8)
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    prec = ap.add_mutually_exclusive_group()
+    prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
+    prec.add_argument("--fp32", dest="fp16", action="store_false", help="fp32 storage")
+    ap.add_argument("--models", default=",".join(INPUT_SHAPES), help="comma-separated model names")
+    ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = ap.parse_args(argv)
+    if args.threads:
+        os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    results = []
+    head = f"{'model':<20}{'load ms':>9}{'first ms':>10}{'min':>9}{'median':>9}{'max':>9}"
+    if args.compare_ncnn:
+        head += f"{'ncnn med':>10}{'ratio':>7}"
+    print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: "
+          f"{'fp16' if args.fp16 and args.gpu else 'fp32'}  threads: {args.threads}")
+    print(head)
+    for model in args.models.split(","):
+        try:
+            r = bench_model(model, args)
+        except Exception as e:
+            print(f"{model:<20} failed: {type(e).__name__}: {e}")
+            results.append({"model": model, "error": f"{type(e).__name__}: {e}"})
+            continue
+        results.append(r)
+        line = (f"{model:<20}{r['vkncnn_load_ms']:9.1f}{r['vkncnn_first_ms']:10.1f}{r['vkncnn_min_ms']:9.2f}"
+                f"{r['vkncnn_median_ms']:9.2f}{r['vkncnn_max_ms']:9.2f}")
+        if args.compare_ncnn:
+            line += f"{r['ncnn_median_ms']:10.2f}{r['ratio']:7.2f}"
+        print(line, flush=True)
+    print(f"peak host RSS {_rss_peak_mb():.0f} MB")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

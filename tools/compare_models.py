@@ -1,0 +1,95 @@
+"""Compare every benchmark model across runtimes: real ncnn (CPU, fp32) is the reference.
+
+    python -m vkncnn.tools.compare_models [--models a,b] [--gpu] [--json out.json]
+
+Each model gets seeded random weights (tools/randweights) and a seeded input.
+Columns: max relative error (max |a-b| / max(1, max |ref|)) over all outputs of
+vkncnn's numpy path, and with --gpu of vkncnn's Vulkan path in fp32 and fp16
+storage. Real ncnn runs with its fp16/bf16 options off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+
+import numpy as np
+
+from .benchmark_models import INPUT_SHAPES, param_path
+from .ncnn_oracle import run_ncnn
+from .randweights import random_weights
+
+
+def with_detections(text: str) -> str:
+    """SSD DetectionOutput's threshold lowered to 0.04: random weights score ~1/num_class."""
+    return "\n".join(re.sub(r" 4=\S+", " 4=0.04", line) if line.startswith("DetectionOutput") else line
+                     for line in text.splitlines()) + "\n"
+
+
+def run_vkncnn(text: str, weights: bytes, inputs: dict, outputs: list, gpu: bool, fp16: bool) -> dict:
+    import vkncnn
+
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = gpu
+    net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
+    net.load_param_mem(text)
+    if gpu and net.gpu is None:
+        raise RuntimeError("no Vulkan device")
+    net.load_model(weights)
+    return net.run(inputs, outputs)
+
+
+def compare_model(name: str, gpu: bool) -> dict:
+    from vkncnn.testing import rel_err
+
+    import vkncnn
+
+    text = with_detections(param_path(name).read_text())
+    weights = random_weights(str(param_path(name)), seed=0)
+    probe = vkncnn.Net()
+    probe.opt.use_vulkan_compute = False
+    probe.load_param_mem(text)
+    rng = np.random.default_rng(1)
+    inputs = {n: rng.uniform(-1, 1, INPUT_SHAPES[name]).astype(np.float32) for n in probe.input_names()}
+    outputs = probe.output_names()
+    ref = run_ncnn(text, weights, inputs, outputs)
+    row = {"model": name}
+    variants = [("cpu", False, False)] + ([("gpu_fp32", True, False), ("gpu_fp16", True, True)] if gpu else [])
+    for label, on_gpu, fp16 in variants:
+        t0 = time.perf_counter()
+        try:
+            got = run_vkncnn(text, weights, inputs, outputs, on_gpu, fp16)
+            row[label] = max(rel_err(got[o], ref[o]) for o in outputs)
+        except Exception as e:
+            row[label] = f"{type(e).__name__}: {e}"[:100]
+        row[label + "_s"] = time.perf_counter() - t0
+    return row
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default=",".join(INPUT_SHAPES))
+    ap.add_argument("--gpu", action="store_true", help="also the Vulkan path, fp32 and fp16 storage")
+    ap.add_argument("--json")
+    args = ap.parse_args(argv)
+    rows = []
+    print(f"{'model':<20}{'cpu':>10}" + (f"{'gpu fp32':>10}{'gpu fp16':>10}" if args.gpu else ""))
+    for name in args.models.split(","):
+        row = compare_model(name, args.gpu)
+        rows.append(row)
+        cells = [row.get(k) for k in (["cpu", "gpu_fp32", "gpu_fp16"] if args.gpu else ["cpu"])]
+        print(f"{name:<20}" + "".join(f"{c:>10.2e}" if isinstance(c, float) else f"  {c}" for c in cells),
+              flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    bad = [r["model"] for r in rows if not all(isinstance(r.get(k), float) for k in r if not k.endswith("_s")
+                                              and k != "model")]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""Real ncnn (pip `ncnn`) as the judge: run a .param/.bin pair in it, fp32 throughout.
+
+Tools and tests only; the runtime never imports ncnn. Its fp16/bf16 options are off
+so it computes in fp32 like our reference path; inputs go in as
+`ncnn.Mat(arr).clone()` because its binding does not keep numpy memory alive, and
+empty outputs are checked before conversion because converting one segfaults.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+
+try:
+    import ncnn
+except ImportError:  # pragma: no cover - optional
+    ncnn = None
+
+
+def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
+             num_threads: int = 1) -> dict[str, np.ndarray]:
+    assert ncnn is not None, "pip install ncnn to use the oracle"
+    with tempfile.TemporaryDirectory() as d:
+        p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
+        with open(p, "w") as f:
+            f.write(param_text)
+        with open(b, "wb") as f:
+            f.write(weights)
+        net = ncnn.Net()
+        o = net.opt
+        o.use_vulkan_compute = False
+        o.use_fp16_packed = o.use_fp16_storage = o.use_fp16_arithmetic = False
+        o.use_bf16_storage = False
+        o.num_threads = num_threads
+        assert net.load_param(p) == 0, "ncnn rejected the param"
+        assert net.load_model(b) == 0, "ncnn rejected the model"
+        ex = net.create_extractor()
+        keep = []
+        for name, arr in inputs.items():
+            m = ncnn.Mat(np.ascontiguousarray(arr, np.float32)).clone()
+            keep.append(m)
+            ex.input(name, m)
+        result = {}
+        for name in outputs:
+            ret, out = ex.extract(name)
+            assert ret == 0, f"ncnn extract({name}) returned {ret}"
+            # the binding segfaults converting an empty Mat: check first
+            empty = out.dims == 0 or out.w * out.h * out.d * out.c == 0
+            result[name] = np.zeros((0,), np.float32) if empty else np.array(out, dtype=np.float32, copy=True)
+        del ex
+        net.clear()
+        return result

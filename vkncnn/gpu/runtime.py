@@ -1,0 +1,356 @@
+"""The bridge between a Net and the Vulkan runtime.
+
+`bind_net` decides, at load_param time, whether a Net runs on the GPU (asked for,
+and a device exists) and prepares its layers for it. Each Extractor then gets a
+`GpuExtractorState`, which turns one extract() into one recorded plan:
+
+* every layer the requested blob needs is recorded into one VkCompute, blobs
+  stay on the device, only the requested blob is downloaded;
+* a layer without a shader (or a custom Python layer) becomes a host step:
+  its inputs are downloaded, it runs on numpy, its outputs are uploaded again
+  for the next GPU layer, all inside the same plan;
+* the plan is kept, keyed by the input shapes, the requested blob and what was
+  already computed. The next extract with the same key (the next inference)
+  only refreshes the input uploads and replays the recorded command buffers:
+  per-inference Python work does not grow with the number of layers.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ..errors import Error, GpuError, LayerError
+
+MAX_PLANS_PER_NET = 8
+
+
+def bind_net(net):
+    """A NetGpu for `net`, or None (numpy path) with one warning when no GPU can be used."""
+    from ..net import warn_once
+
+    try:
+        from . import instance
+        count = instance.get_gpu_count()
+    except (GpuError, ImportError, OSError) as e:
+        warn_once(f"vkncnn: Vulkan unavailable ({e}); running on the CPU (numpy) path")
+        return None
+    if count == 0:
+        warn_once("vkncnn: no Vulkan device found; running on the CPU (numpy) path")
+        return None
+    index = net._vkdev_index
+    if index is None:
+        index = net.opt.vulkan_device_index if net.opt.vulkan_device_index >= 0 else instance.get_default_gpu_index()
+    if not 0 <= index < count:
+        raise GpuError(f"set_vulkan_device({index}): only {count} Vulkan device(s) exist")
+    try:
+        vkdev = instance.get_gpu_device(index)
+    except GpuError as e:
+        warn_once(f"vkncnn: Vulkan device {index} failed to start ({e}); running on the CPU path")
+        return None
+    _sanitize_options(net.opt, vkdev)
+    for layer in net._layers:
+        layer.vkdev = vkdev
+    return NetGpu(net, vkdev)
+
+
+def _sanitize_options(opt, vkdev) -> None:
+    """Clear what the device cannot do, as ncnn's Net does at load_param."""
+    info = vkdev.info
+    if not info.support_fp16_storage():
+        opt.use_fp16_storage = False
+        opt.use_fp16_packed = False
+    # fp32 arithmetic everywhere: results stay within 1e-2 of fp32 with fp16 storage
+    opt.use_fp16_arithmetic = False
+    opt.use_bf16_storage = False
+    opt.use_bf16_packed = False
+
+
+class NetGpu:
+    """Per-Net GPU state: the device, uploaded weights and the cache of recorded plans."""
+
+    def __init__(self, net, vkdev) -> None:
+        self.net = net
+        self.vkdev = vkdev
+        self.weight_allocator = None
+        self._plans: OrderedDict = OrderedDict()
+        self._plans_lock = threading.Lock()
+        self.plans_recorded = 0  # counters: tests and the bench read them
+        self.plans_replayed = 0
+
+    def gpu_layer(self, layer) -> bool:
+        return bool(layer.support_vulkan) and not (layer.featmask & 16)
+
+    def upload_weights(self, layers) -> None:
+        from .allocator import VkWeightAllocator
+        from .command import VkTransfer
+
+        self.weight_allocator = VkWeightAllocator(self.vkdev)
+        opt = self.net.opt.copy()
+        opt.blob_vkallocator = self.weight_allocator
+        cmd = VkTransfer(self.vkdev)
+        try:
+            for layer in layers:
+                if self.gpu_layer(layer):
+                    ret = layer.upload_model(cmd, opt)
+                    if ret not in (None, 0):
+                        raise LayerError(f"layer {layer.name!r} ({layer.type}): upload_model returned {ret}")
+            cmd.submit_and_wait()
+        finally:
+            release = getattr(cmd, "release", None)
+            if release is not None:
+                release()
+
+    # -- plans ------------------------------------------------------------------------
+    def checkout_plan(self, key):
+        with self._plans_lock:
+            plan = self._plans.get(key)
+            if plan is None or plan.in_use:
+                return None
+            plan.in_use = True
+            self._plans.move_to_end(key)
+            return plan
+
+    def checkin_plan(self, plan) -> None:
+        with self._plans_lock:
+            plan.in_use = False
+            if plan.key not in self._plans and plan.cacheable:
+                self._plans[plan.key] = plan
+                while len(self._plans) > MAX_PLANS_PER_NET:
+                    evicted = next((k for k, p in self._plans.items() if not p.in_use), None)
+                    if evicted is None:
+                        break
+                    self._plans.pop(evicted).release()
+            elif plan.key not in self._plans or self._plans[plan.key] is not plan:
+                plan.release()
+
+    def bytes_held(self) -> int:
+        """Device memory held for this net: weights plus every cached plan's buffers."""
+        with self._plans_lock:
+            held = sum(p.allocator.bytes_held for p in self._plans.values())
+        return held + (self.weight_allocator.bytes_held if self.weight_allocator is not None else 0)
+
+    def new_extractor_state(self, extractor) -> "GpuExtractorState":
+        return GpuExtractorState(self, extractor)
+
+    def release(self, layers) -> None:
+        with self._plans_lock:
+            for plan in self._plans.values():
+                plan.release()
+            self._plans.clear()
+        for layer in layers:
+            if self.gpu_layer(layer):
+                try:
+                    layer.destroy_pipeline(self.net.opt)
+                except Exception:
+                    pass
+        if self.weight_allocator is not None:
+            self.weight_allocator.clear()
+            self.weight_allocator = None
+
+
+class Plan:
+    """One recorded extract: its VkCompute, input slots, downloads and the blobs it made."""
+
+    def __init__(self, key, cmd, allocator) -> None:
+        self.key = key
+        self.cmd = cmd
+        self.allocator = allocator
+        self.input_slots: dict[int, object] = {}
+        self.download = None
+        self.device_blobs: dict[int, object] = {}
+        self.in_use = True
+        self.cacheable = True
+
+    def release(self) -> None:
+        self.cmd.release()
+        self.allocator.clear()
+
+
+class GpuExtractorState:
+    """What one Extractor holds on the GPU: the plans it has checked out and their blobs."""
+
+    def __init__(self, netgpu: NetGpu, extractor) -> None:
+        self.netgpu = netgpu
+        self.ex = extractor
+        self.plans: list[Plan] = []
+        self.device_blobs: dict[int, object] = {}
+
+    def forget(self, blob_index: int) -> None:
+        """A new input replaces this blob: everything computed on the device is stale."""
+        self.release()
+
+    def release(self) -> None:
+        for plan in self.plans:
+            self.netgpu.checkin_plan(plan)
+        self.plans.clear()
+        self.device_blobs.clear()
+
+    # -- extract ----------------------------------------------------------------------------
+    def _key(self, target: int):
+        host = tuple(sorted((bi, a.shape) for bi, a in self.ex._blobs.items()))
+        return (target, host, tuple(sorted(self.device_blobs)), self._opt_key())
+
+    def _opt_key(self):
+        o = self.ex.opt
+        return (o.use_fp16_storage, o.use_packing_layout, o.lightmode)
+
+    def extract(self, target: int) -> np.ndarray:
+        if target in self.ex._blobs:
+            return self.ex._blobs[target]
+        key = self._key(target)
+        plan = self.netgpu.checkout_plan(key)
+        if plan is not None:
+            from .command import ReplanNeeded
+            try:
+                self._replay(plan)
+                self.netgpu.plans_replayed += 1
+            except ReplanNeeded:
+                plan.cacheable = False
+                self.netgpu.checkin_plan(plan)
+                plan = None
+        if plan is None:
+            plan = self._record(key, target)
+            self.netgpu.plans_recorded += 1
+        self.plans.append(plan)
+        self.device_blobs.update(plan.device_blobs)
+        return plan.download.array
+
+    def _replay(self, plan: Plan) -> None:
+        for bi, slot in plan.input_slots.items():
+            slot.array = self.ex._blobs[bi]
+        plan.cmd.replay()
+
+    def _record(self, key, target: int) -> Plan:
+        from .allocator import VkBlobAllocator
+        from .command import HostSlot, VkCompute
+
+        net, vkdev = self.netgpu.net, self.netgpu.vkdev
+        allocator = VkBlobAllocator(vkdev)
+        cmd = VkCompute(vkdev)
+        plan = Plan(key, cmd, allocator)
+        opt = self.ex.opt.copy()
+        opt.blob_vkallocator = opt.workspace_vkallocator = allocator
+        device = dict(self.device_blobs)  # VkMats from earlier plans: read, never released
+        host = dict(self.ex._blobs)        # arrays (inputs, or CPU-layer outputs via slots)
+        host_slots: dict[int, HostSlot] = {}
+        owned: set[int] = set()
+        pending = {}
+
+        def host_slot(bi: int) -> HostSlot:
+            """The slot a host blob is read from; inputs' slots are refreshed at every replay."""
+            slot = host_slots.get(bi)
+            if slot is None:
+                slot = host_slots[bi] = HostSlot(host[bi])
+                if bi in self.ex._blobs:
+                    plan.input_slots[bi] = slot
+            return slot
+
+        def on_device(bi: int, elempack: int):
+            v = device.get(bi)
+            if v is None:
+                v = device[bi] = cmd.record_upload(host_slot(bi), opt, elempack=elempack)
+                owned.add(bi)
+                return v
+            if v.elempack != elempack and elempack in (1, 4):
+                return vkdev.convert_packing(v, elempack, cmd, opt)
+            return v
+
+        def on_host(bi: int):
+            """A callable giving the blob's current host array when the step runs."""
+            if bi in host:
+                slot = host_slot(bi)
+                return lambda: slot.array
+            d = cmd.record_download(device[bi], opt)
+            return lambda: d.array
+
+        schedule = self.ex._schedule(target, available=lambda bi: bi in device or bi in host)
+        for li in schedule:
+            layer = net._layers[li]
+            if self.netgpu.gpu_layer(layer):
+                bottoms = [on_device(bi, _wanted_elempack(layer, host.get(bi), device.get(bi), opt))
+                           for bi in layer.bottoms]
+                try:
+                    tops = layer.forward_gpu(bottoms, cmd, opt)
+                except Error as e:
+                    raise type(e)(f"layer {layer.name!r} ({layer.type}) on GPU: {e}") from None
+                if len(tops) != len(layer.tops):
+                    raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, "
+                                     f"expected {len(layer.tops)}")
+                for bi, v in zip(layer.tops, tops):
+                    device[bi] = v
+                    owned.add(bi)
+            else:
+                self._record_cpu_layer(layer, cmd, on_host, host, host_slots)
+            if opt.lightmode:
+                self._release_consumed(li, device, owned, pending, target)
+        if target in device:
+            plan.download = cmd.record_download(device[target], opt)
+        cmd.submit_and_wait()
+        if plan.download is None:  # the target came out of a host (CPU) step
+            plan.download = _SlotView(host_slots[target])
+        plan.device_blobs = {bi: v for bi, v in device.items() if bi in owned}
+        return plan
+
+    def _record_cpu_layer(self, layer, cmd, on_host, host, host_slots) -> None:
+        from .command import HostSlot
+
+        getters = [on_host(bi) for bi in layer.bottoms]
+        out_slots = [HostSlot(None) for _ in layer.tops]
+        ex = self.ex
+
+        def run() -> None:
+            bottoms = [g() for g in getters]
+            try:
+                tops = layer.forward_cpu(bottoms, ex.opt)
+            except Error as e:
+                raise type(e)(f"layer {layer.name!r} ({layer.type}): {e}") from None
+            except Exception as e:
+                raise LayerError(f"layer {layer.name!r} ({layer.type}) failed: {type(e).__name__}: {e}") from e
+            for slot, arr in zip(out_slots, tops):
+                slot.array = np.ascontiguousarray(arr, dtype=np.float32)
+
+        cmd.record_host(run)
+        cmd.submit_and_wait()  # planning run: the outputs' shapes are needed to go on recording
+        for bi, slot in zip(layer.tops, out_slots):
+            host_slots[bi] = slot
+            host[bi] = slot.array
+
+    def _release_consumed(self, li, device, owned, pending, target) -> None:
+        net = self.netgpu.net
+        for bi in net._layers[li].bottoms:
+            if bi == target or bi not in owned:
+                continue
+            left = pending.get(bi, len(net._blobs[bi].consumers)) - 1
+            pending[bi] = left
+            if left <= 0 and bi in device:
+                device.pop(bi).release()
+                owned.discard(bi)
+
+
+class _SlotView:
+    """Looks like a Download for a target that a host step produced."""
+
+    def __init__(self, slot) -> None:
+        self._slot = slot
+
+    @property
+    def array(self):
+        return self._slot.array
+
+
+def _wanted_elempack(layer, host_array, vkmat, opt) -> int:
+    """ncnn's rule: pack4 when the layer supports it and the packing axis divides by 4."""
+    if not (opt.use_packing_layout and layer.support_vulkan_packing):
+        return 1
+    if layer.support_vulkan_any_packing and vkmat is not None:
+        return vkmat.elempack
+    if vkmat is not None:
+        axis = {1: vkmat.w, 2: vkmat.h}.get(vkmat.dims, vkmat.c) * vkmat.elempack
+    elif host_array is not None:
+        axis = host_array.shape[0]
+    else:
+        return 1
+    return 4 if axis % 4 == 0 else 1

@@ -1,0 +1,253 @@
+"""Row-wise reductions on the GPU: the machinery shared by Reduction, Softmax, LayerNorm,
+InstanceNorm, GroupNorm, RMSNorm and Normalize (shaders/reduction_rows.comp and the
+element-wise passes softmax.comp / normalize_rows.comp).
+
+The idea: every one of these layers reduces *rows* of a tensor (the elements that share
+some coordinates) into a few numbers, then maybe rewrites each element from its row's
+numbers. Which coordinates make a row differs per layer, so rows are described on the
+tensor's packed layout, the order its scalars have in the buffer:
+
+    (axis0 / elempack, a1, a2, a3, elempack)        numpy shape (a0, a1, a2, a3), dense
+
+Each of those five axes is *kept* (it tells rows apart) or *reduced* (it runs along a
+row). Axis 0 is split in two (item, lane): reducing numpy axis 0 reduces both. Size-1
+axes are dropped and neighbours with the same mark merged, so a layout has at most five
+merged axes, three of one kind and two of the other. A row's scalar addresses are then
+base(g) + offset(k), each a short sum of coordinate * stride, and no layer ever needs
+its input repacked. Rows are numbered in packed order of the kept axes: for Reduction
+that is exactly the scalar address of the result in its output tensor (see
+Reduction.forward_gpu for why).
+
+How the work is shaped (RowReducer.record):
+  * short rows (or very many rows): one invocation per row;
+  * otherwise one workgroup per row, its partial states merged with subgroup shuffles
+    when the device has them (shared memory otherwise);
+  * long rows with few rows: split into segments, one workgroup each, writing partial
+    states that a second dispatch merges.
+States are vec4 in fp32 whatever the storage, so accumulation is always fp32.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+# reduction_rows.comp `op`
+OP_SUM, OP_ASUM, OP_SUMSQ, OP_MAX, OP_MIN, OP_PROD, OP_SUMEXP, OP_MOMENTS, OP_SOFTMAX = range(9)
+# reduction_rows.comp `fin`
+FIN_PARTIAL, FIN_REDUCTION, FIN_MOMENTS, FIN_RMS, FIN_L2NORM, FIN_STATE = range(6)
+# reduction_rows.comp `post` (for FIN_REDUCTION)
+POST_NONE, POST_LOG, POST_SQRT = range(3)
+
+# Work-shape thresholds. Module attributes so tests can force each path on small tensors.
+PER_THREAD_MAX_K = 32         # rows this short: one invocation per row
+MANY_ROWS = 16384             # ... and rows up to PER_THREAD_MANY_ROWS_K long when this many
+PER_THREAD_MANY_ROWS_K = 256
+SPLIT_MAX_ROWS = 64           # split rows into segments only when there are fewer rows
+SEGMENT_LEN = 4096            # elements per segment (at least)
+MAX_SEGMENTS = 256
+GROUP_LOCAL = 256             # invocations per workgroup of the per-row reducer (a power of 2)
+FLAT_LOCAL = 64               # invocations per workgroup of the element-wise passes
+FORCE_SHARED_MEMORY = False   # tests: use the shared-memory merge even with subgroup ops
+
+_SUBGROUP_BASIC, _SUBGROUP_SHUFFLE = 0x1, 0x10
+_COMPUTE_STAGE = 0x20
+_MAX_GROUPS = 65535
+
+
+@dataclass(frozen=True)
+class RowLayout:
+    """Merged packed axes, outermost first: (size, reduced), and their address strides."""
+
+    axes: tuple
+    strides: tuple
+
+    @property
+    def rows(self) -> int:
+        return math.prod(s for s, r in self.axes if not r)
+
+    @property
+    def row_len(self) -> int:
+        return math.prod(s for s, r in self.axes if r)
+
+    @property
+    def total(self) -> int:
+        return math.prod(s for s, _ in self.axes)
+
+    def _three(self, reduced: bool) -> list:
+        """Sizes then strides of the axes of one kind, padded to three at the front."""
+        picked = [(s, t) for (s, r), t in zip(self.axes, self.strides) if r == reduced]
+        if len(picked) > 3:
+            raise AssertionError(f"row layout {self.axes} has more than three axes of a kind")
+        picked = [(1, 0)] * (3 - len(picked)) + picked
+        return [s for s, _ in picked] + [t for _, t in picked]
+
+    def reduce_constants(self) -> list:
+        """kept sizes, kept strides, reduced sizes, reduced strides (reduction_rows.comp)."""
+        return self._three(False) + self._three(True)
+
+    def apply_constants(self) -> list:
+        """Five sizes outermost first, then the mask of reduced axes (element-wise passes)."""
+        axes = [(1, False)] * (5 - len(self.axes)) + list(self.axes)
+        mask = sum(1 << j for j, (_, r) in enumerate(axes) if r)
+        return [s for s, _ in axes] + [mask]
+
+
+def make_layout(axes) -> RowLayout:
+    """Drop size-1 axes, merge neighbours of the same kind; axes: dense (size, reduced), outer first."""
+    kept = [(int(s), bool(r)) for s, r in axes if int(s) != 1]
+    merged: list = []
+    for s, r in kept:
+        if merged and merged[-1][1] == r:
+            merged[-1] = (merged[-1][0] * s, r)
+        else:
+            merged.append((s, r))
+    if not merged:
+        merged = [(1, False)]
+    strides, step = [], 1
+    for s, _ in reversed(merged):
+        strides.append(step)
+        step *= s
+    return RowLayout(tuple(merged), tuple(reversed(strides)))
+
+
+def padded_shape(mat) -> tuple:
+    """The VkMat's unpacked numpy shape padded to four axes with trailing ones."""
+    shape = tuple(mat.numpy_shape())
+    return shape + (1,) * (4 - len(shape))
+
+
+def numpy_axes_layout(mat, reduced_axes) -> RowLayout:
+    """Rows of `mat` that run along the given numpy axes (axis 0 = the packing axis)."""
+    a = padded_shape(mat)
+    ep = mat.elempack
+    red = {int(x) for x in reduced_axes}
+    return make_layout([(a[0] // ep, 0 in red), (a[1], 1 in red), (a[2], 2 in red), (a[3], 3 in red),
+                        (ep, 0 in red)])
+
+
+def channel_groups_layout(mat, group: int) -> RowLayout:
+    """GroupNorm rows: `group` runs of consecutive channels (numpy axis 0), all their elements.
+
+    Needs the channels per group to be a multiple of the elempack (the caller repacks
+    otherwise), so that no item straddles two groups.
+    """
+    a = padded_shape(mat)
+    ep = mat.elempack
+    per_group = a[0] // group
+    if per_group % ep:
+        raise AssertionError("channel_groups_layout: a group must hold whole items")
+    return make_layout([(group, False), (per_group // ep, True), (a[1] * a[2] * a[3], True), (ep, True)])
+
+
+def flat_dispatch(n: int, local: int = FLAT_LOCAL) -> tuple:
+    """Global size for n invocations on a grid folded into y past 65535 groups along x."""
+    gx = max(1, min(n, _MAX_GROUPS * local))
+    return (gx, -(-n // gx), 1)
+
+
+def use_subgroups(vkdev, opt) -> bool:
+    """Subgroup shuffles merge the workgroup's states when the device has them for compute."""
+    if FORCE_SHARED_MEMORY or not getattr(opt, "use_subgroup_ops", True):
+        return False
+    info = vkdev.info
+    size = info.subgroup_size()
+    ops = info.subgroup_ops() if hasattr(info, "subgroup_ops") else 0
+    stages = getattr(info, "_subgroup_stages", _COMPUTE_STAGE)
+    return bool(info.support_subgroup_ops() and ops & _SUBGROUP_BASIC and ops & _SUBGROUP_SHUFFLE
+                and stages & _COMPUTE_STAGE and 0 < size <= _group_local(vkdev)
+                and size & (size - 1) == 0)
+
+
+def _group_local(vkdev) -> int:
+    info = vkdev.info
+    cap = min(GROUP_LOCAL, info.max_workgroup_invocations(), info.max_workgroup_size()[0])
+    return 1 << (cap.bit_length() - 1)
+
+
+def new_workspace(cmd, opt, n_states: int):
+    """A device buffer of n_states fp32 vec4 states (an fp32 pack4 1-D VkMat)."""
+    from vkncnn.gpu.vkmat import VkMat
+    return VkMat.create(max(n_states, 1), dims=1, elemsize=16, elempack=4, allocator=cmd.blob_allocator(opt))
+
+
+class RowReducer:
+    """The pipelines of one (op, fin) reduction and the recording of its 1 or 2 passes."""
+
+    def __init__(self, vkdev, opt, op: int, fin: int, post: int = POST_NONE, eps_mode: int = 0) -> None:
+        from vkncnn.gpu.pipeline import Pipeline
+
+        self.vkdev = vkdev
+        defines = {"SUBGROUP": 1 if use_subgroups(vkdev, opt) else 0}
+        local = _group_local(vkdev)
+
+        def make(fin_: int, source: int, per_thread: int) -> Pipeline:
+            pipeline = Pipeline(vkdev)
+            if per_thread:
+                pipeline.set_local_size_xyz(FLAT_LOCAL, 1, 1)
+            else:
+                pipeline.set_local_size_xyz(local, 1, 1)
+            pipeline.create("reduction_rows", opt, [op, fin_, post, eps_mode, source, per_thread], defines)
+            return pipeline
+
+        self.per_thread = make(fin, 0, 1)
+        self.per_group = make(fin, 0, 0)
+        self.partial = make(FIN_PARTIAL, 0, 0)
+        self.merge = make(fin, 1, 0)
+
+    def record(self, cmd, opt, bottom, layout: RowLayout, state_out=None, top=None, eps: float = 0.0,
+               coeff: float = 1.0) -> None:
+        """Reduce every row of `bottom`: states/coefficients into state_out, or results into top."""
+        G, K = layout.rows, layout.row_len
+        shape = layout.reduce_constants()
+        tail = [float(eps), float(coeff)]
+        bindings = [bottom, None, state_out, top]
+        if K <= PER_THREAD_MAX_K or (G >= MANY_ROWS and K <= PER_THREAD_MANY_ROWS_K):
+            cmd.record_pipeline(self.per_thread, bindings, [G, K, 1, K] + shape + tail, flat_dispatch(G))
+            return
+        local = self.per_group.local_size_x
+        rows_y = min(G, _MAX_GROUPS)
+        rows_z = -(-G // rows_y)
+        segments = 1
+        if G < SPLIT_MAX_ROWS and K > SEGMENT_LEN:
+            segments = min(-(-K // SEGMENT_LEN), MAX_SEGMENTS)
+        seglen = -(-K // segments)
+        segments = -(-K // seglen)
+        if segments == 1:
+            cmd.record_pipeline(self.per_group, bindings, [G, K, 1, K] + shape + tail, (local, rows_y, rows_z))
+            return
+        partials = new_workspace(cmd, opt, G * segments)
+        cmd.record_pipeline(self.partial, [bottom, None, partials, None], [G, K, segments, seglen] + shape + tail,
+                            (local * segments, rows_y, rows_z))
+        cmd.record_pipeline(self.merge, [None, partials, state_out, top],
+                            [G, segments, 1, segments] + shape + tail, (local, rows_y, rows_z))
+        partials.release()
+
+
+class RowNormalizer:
+    """Reduction to per-row (a, b) then y = x * a + b (+ affine): the normalisation layers."""
+
+    def __init__(self, vkdev, opt, op: int, fin: int, affine_index: int = 0, has_beta: bool = False,
+                 eps_mode: int = 0) -> None:
+        from vkncnn.gpu.pipeline import Pipeline
+
+        self.reducer = RowReducer(vkdev, opt, op, fin, eps_mode=eps_mode)
+        self.apply = Pipeline(vkdev)
+        self.apply.set_local_size_xyz(FLAT_LOCAL, 1, 1)
+        self.apply.create("normalize_rows", opt, [affine_index, 1 if has_beta else 0])
+
+    def record(self, cmd, opt, bottom, layout: RowLayout, eps: float = 0.0, gamma=None, beta=None,
+               coeff: float = 1.0):
+        """A new VkMat: bottom normalised row by row (coeff: the reducer's, e.g. K for RMS)."""
+        from vkncnn.gpu.vkmat import VkMat
+
+        stats = new_workspace(cmd, opt, layout.rows)
+        self.reducer.record(cmd, opt, bottom, layout, state_out=stats, eps=eps, coeff=coeff)
+        top = VkMat.create_like(bottom, cmd.blob_allocator(opt))
+        total = layout.total
+        ep = bottom.elempack
+        channel_step = bottom.cstep * ep if bottom.dims >= 3 else (bottom.w * ep if bottom.dims == 2 else ep)
+        cmd.record_pipeline(self.apply, [bottom, stats, gamma, beta, top],
+                            [total] + layout.apply_constants() + [channel_step, ep], flat_dispatch(total))
+        stats.release()
+        return top

@@ -1,0 +1,118 @@
+"""Convolution1D: y = activation(conv1d(pad(x), weight) + bias) over a sequence.
+
+Input is 2-D (h = channels, w = length); a 1-D input is one channel, a 3-D
+(1, h, w) input is read as (h, w). Weights
+`[num_output][num_input][kernel_w]` become one (num_output, num_input*kernel_w)
+matrix at load; the forward is the 2-D im2col kernel with a kernel height of 1.
+Pads: 4 pad_left, 15 pad_right (both -233 = SAME_UPPER, both -234 = SAME_LOWER),
+18 pad_value. `dynamic_weight` (19) takes weight (num_output, num_input, kernel_w)
+and bias from input blobs 1 and 2.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vkncnn.cpu_fallback import conv
+from vkncnn.cpu_fallback.activation import fused_activation
+from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("Convolution1D")
+class Convolution1D(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = False
+
+    def load_param(self, pd) -> int:
+        self.num_output = pd.get(0, 0)
+        self.kernel_w = pd.get(1, 0)
+        self.dilation_w = pd.get(2, 1)
+        self.stride_w = pd.get(3, 1)
+        self.pad_left = pd.get(4, 0)
+        self.pad_right = pd.get(15, self.pad_left)
+        self.pad_value = pd.get(18, 0.0)
+        self.bias_term = pd.get(5, 0)
+        self.weight_data_size = pd.get(6, 0)
+        self.activation_type = pd.get(9, 0)
+        self.activation_params = pd.get(10, np.zeros(0, np.float32))
+        self.dynamic_weight = pd.get(19, 0)
+        if self.dynamic_weight:
+            self.one_blob_only = False
+        if self.num_output <= 0:
+            raise ParamError(f"num_output (0) must be positive, got {self.num_output}")
+        if self.stride_w <= 0 or self.dilation_w <= 0:
+            raise ParamError(f"stride_w/dilation_w must be positive, got {self.stride_w}/{self.dilation_w}")
+        if not 0 <= self.activation_type <= 6:
+            raise ParamError(f"activation_type (9) must be 0-6, got {self.activation_type}")
+        pads = (self.pad_left, self.pad_right)
+        if max(pads) > 0 and min(pads) < 0:
+            raise ParamError(f"pads (4/15) {pads} mix positive and negative values")
+        if not self.dynamic_weight:
+            per_input = self.num_output * self.kernel_w
+            if self.kernel_w <= 0 or self.weight_data_size <= 0 or self.weight_data_size % per_input:
+                raise ParamError(f"weight_data_size (6) {self.weight_data_size} is not a positive multiple "
+                                 f"of num_output*kernel_w = {per_input}")
+        return 0
+
+    def load_model(self, mb) -> int:
+        if self.dynamic_weight:
+            return 0
+        weight = mb.load(self.weight_data_size, 0)
+        if weight.dtype == np.int8:
+            raise WeightError("Convolution1D has no int8 inference: its weights must be fp32 or fp16")
+        self.bias_data = mb.load(self.num_output, 1) if self.bias_term else None
+        self.num_input = self.weight_data_size // (self.num_output * self.kernel_w)
+        self.weight_mat = conv.prepare_conv_weight(weight, self.num_output, 1, (1, self.kernel_w))
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        if self.dynamic_weight:
+            x, wmat, kernel_w, bias, num_input = self._dynamic_inputs(bottoms)
+        else:
+            x, wmat, kernel_w, bias, num_input = (bottoms[0], self.weight_mat, self.kernel_w,
+                                                   self.bias_data, self.num_input)
+        if x.ndim == 1:
+            x = x[None]
+        elif x.ndim == 3 and x.shape[0] == 1:
+            x = x[0]   # (1, h, w) is the same memory as (h, w)
+        if x.ndim != 2:
+            raise ShapeError(f"Convolution1D takes (channels, length) input, got {x.ndim}-D {x.shape}")
+        if x.shape[0] != num_input:
+            raise ShapeError(f"input has {x.shape[0]} channels (rows) but the weights expect {num_input}")
+        x = x.astype(np.float32, copy=False)[:, None, :]          # (c, 1, w)
+        left, right = self._pads(x.shape[2], kernel_w)
+        xp = conv.pad_planes(x, 0, 0, left, right, self.pad_value)
+        extent = conv.kernel_extent(kernel_w, self.dilation_w)
+        if xp.shape[2] < extent:
+            raise ShapeError(f"input length {x.shape[2]} (padded {xp.shape[2]}) is shorter than the "
+                             f"kernel extent {extent}")
+        out = conv.conv2d(xp, wmat, (1, kernel_w), (1, self.stride_w), (1, self.dilation_w), bias)
+        return [fused_activation(out[:, 0, :], self.activation_type, self.activation_params)]
+
+    def _pads(self, length: int, kernel_w: int) -> tuple[int, int]:
+        if self.pad_left > 0 or self.pad_right > 0:
+            return self.pad_left, self.pad_right
+        # SAME_UPPER / SAME_LOWER (both pads -233 / -234) as the 2-D rule on a 1-row plane
+        _, _, left, right = conv.conv_padding(1, length, (1, kernel_w), (1, self.stride_w),
+                                              (1, self.dilation_w), (self.pad_left, self.pad_right) * 2)
+        return left, right
+
+    def _dynamic_inputs(self, bottoms):
+        need = 3 if self.bias_term else 2
+        if len(bottoms) < need:
+            raise ShapeError(f"dynamic_weight needs {need} inputs (x, weight{', bias' if self.bias_term else ''}), "
+                             f"got {len(bottoms)}")
+        weight = np.asarray(bottoms[1], np.float32)
+        kernel_w = weight.shape[-1]
+        outc = weight.shape[0] if weight.ndim >= 3 else 1
+        num_input = weight.size // (outc * kernel_w)
+        bias = None
+        if self.bias_term:
+            bias = np.asarray(bottoms[2], np.float32).ravel()
+            if bias.size != outc:
+                raise ShapeError(f"dynamic bias has {bias.size} values, expected {outc}")
+        wmat = conv.prepare_conv_weight(weight, outc, 1, (1, kernel_w))
+        return bottoms[0], wmat, kernel_w, bias, num_input

@@ -1,0 +1,21 @@
+"""Exp: y = base ^ (shift + x * scale), with base = -1 meaning e."""
+
+from vkncnn.cpu_fallback import activation
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("Exp")
+class Exp(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def load_param(self, pd) -> int:
+        self.base = pd.get(0, -1.0)
+        self.scale = pd.get(1, 1.0)
+        self.shift = pd.get(2, 0.0)
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        return [activation.exp_layer(bottoms[0], self.base, self.scale, self.shift)]

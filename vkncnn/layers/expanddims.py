@@ -1,0 +1,36 @@
+"""ExpandDims: insert axes of extent 1 at the positions `axes` of the output
+(numpy.expand_dims: negative axes count from the end of the output).
+
+ncnn reads the legacy expand_w/h/d/c flags but only `axes` has an effect: kept so.
+A result beyond 4 dims leaves the blob unchanged, as ncnn does.
+"""
+
+from vkncnn.errors import ShapeError
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("ExpandDims")
+class ExpandDims(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = False
+
+    def load_param(self, pd) -> int:
+        self.flags = {"w": pd.get(0, 0), "h": pd.get(1, 0), "d": pd.get(11, 0), "c": pd.get(2, 0)}
+        self.axes = pd.get_int_array(3)
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        x = bottoms[0]
+        out_ndim = x.ndim + len(self.axes)
+        if len(self.axes) == 0 or out_ndim > 4:
+            return [x]
+        positions = set()
+        for a in self.axes:
+            a = int(a) + out_ndim if a < 0 else int(a)
+            if not 0 <= a < out_ndim or a in positions:
+                raise ShapeError(f"ExpandDims: axes {list(self.axes)} do not fit a {out_ndim}-D result")
+            positions.add(a)
+        dims = iter(x.shape)
+        return [x.reshape(tuple(1 if i in positions else next(dims) for i in range(out_ndim)))]

@@ -1,0 +1,21 @@
+"""HardSwish: y = x * clamp(alpha * x + beta, 0, 1) (defaults alpha 0.2, beta 0.5;
+PyTorch's hardswish is alpha 1/6, beta 0.5)."""
+
+from vkncnn.cpu_fallback import activation
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("HardSwish")
+class HardSwish(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def load_param(self, pd) -> int:
+        self.alpha = pd.get(0, 0.2)
+        self.beta = pd.get(1, 0.5)
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        return [activation.hardswish(bottoms[0], self.alpha, self.beta)]

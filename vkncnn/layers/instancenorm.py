@@ -1,0 +1,36 @@
+"""InstanceNorm: each channel of a 3-D/4-D blob normalised over its own (d, h, w):
+(x - mean) / sqrt(var + eps), then gamma[c], beta[c] when affine."""
+
+from vkncnn.cpu_fallback import norm
+from vkncnn.errors import ShapeError
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("InstanceNorm")
+class InstanceNorm(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def load_param(self, pd) -> int:
+        self.channels = pd.get(0, 0)
+        self.eps = pd.get(1, 0.001)
+        self.affine = pd.get(2, 1)
+        return 0
+
+    def load_model(self, mb) -> int:
+        self.gamma_data = self.beta_data = None
+        if self.affine:
+            self.gamma_data = mb.load(self.channels, 1)
+            self.beta_data = mb.load(self.channels, 1)
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        x = bottoms[0]
+        if x.ndim < 3:
+            raise ShapeError(f"InstanceNorm takes a 3-D or 4-D blob, got shape {x.shape}")
+        if x.shape[0] != self.channels:
+            raise ShapeError(f"InstanceNorm has {self.channels} channels, the input {x.shape} "
+                             f"has {x.shape[0]}")
+        return [norm.instancenorm(x, self.eps, self.gamma_data, self.beta_data)]

@@ -1,0 +1,38 @@
+"""LRN (local response normalisation): x * (bias + alpha / n * sum of x^2 in a window)^-beta.
+
+region_type 0 (across channels): the window is local_size channels starting
+local_size/2 before q, at the same position, n = local_size. region_type 1 (within
+channel): a local_size x local_size square in the (h, w) plane, n = local_size^2.
+Windows are zero padded. 1-D and 2-D blobs are a single channel.
+"""
+
+from vkncnn.cpu_fallback import norm
+from vkncnn.errors import ParamError, ShapeError
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("LRN")
+class LRN(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def load_param(self, pd) -> int:
+        self.region_type = pd.get(0, 0)
+        self.local_size = pd.get(1, 5)
+        self.alpha = pd.get(2, 1.0)
+        self.beta = pd.get(3, 0.75)
+        self.bias = pd.get(4, 1.0)
+        if self.region_type not in (norm.LRN_ACROSS_CHANNELS, norm.LRN_WITHIN_CHANNEL):
+            raise ParamError(f"LRN region_type {self.region_type} is not 0 (across) or 1 (within)")
+        if self.local_size < 1:
+            raise ParamError(f"LRN local_size must be >= 1, got {self.local_size}")
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        if bottoms[0].ndim > 3:
+            # ncnn's LRN is written for (c, h, w): on a 4-D blob it only touches the
+            # first depth slice of each channel, which no caller can want
+            raise ShapeError(f"LRN takes 1-D to 3-D blobs, got shape {bottoms[0].shape}")
+        return [norm.lrn(bottoms[0], self.region_type, self.local_size, self.alpha, self.beta, self.bias)]

@@ -1,0 +1,43 @@
+"""MemoryData: a constant blob stored in the .bin (no inputs).
+
+Shape params w, h, d, c (innermost-first); the highest one set decides the dims
+(all 0: one value, not read from the .bin). load_type is the ModelBin type: 1 raw fp32 (default), 0 tagged.
+"""
+
+import numpy as np
+
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("MemoryData")
+class MemoryData(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = False
+        self.support_inplace = False
+
+    def load_param(self, pd) -> int:
+        self.w = pd.get(0, 0)
+        self.h = pd.get(1, 0)
+        self.d = pd.get(11, 0)
+        self.c = pd.get(2, 0)
+        self.load_type = pd.get(21, 1)
+        return 0
+
+    def load_model(self, mb) -> int:
+        if self.d:
+            self.data = mb.load(self.w, self.h, self.d, self.c, self.load_type)
+        elif self.c:
+            self.data = mb.load(self.w, self.h, self.c, self.load_type)
+        elif self.h:
+            self.data = mb.load(self.w, self.h, self.load_type)
+        elif self.w:
+            self.data = mb.load(self.w, self.load_type)
+        else:
+            # ncnn creates a 1-element blob without reading the .bin (its value is
+            # uninitialised memory there); we read nothing either and give 0
+            self.data = np.zeros(1, np.float32)
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        return [self.data]

@@ -1,0 +1,37 @@
+"""PReLU: y = x for x >= 0, x * slope for x < 0.
+
+num_slope = 1 shares one slope; otherwise there is one slope per channel along
+ncnn's channel axis (numpy axis 0): w of a 1-D blob, h of 2-D, c of 3-D/4-D.
+"""
+
+from vkncnn.cpu_fallback import activation
+from vkncnn.errors import ParamError, ShapeError
+from vkncnn.layer import Layer, register_layer
+
+
+@register_layer("PReLU")
+class PReLU(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+
+    def load_param(self, pd) -> int:
+        self.num_slope = pd.get(0, 0)
+        if self.num_slope < 1:
+            raise ParamError(f"PReLU num_slope must be >= 1, got {self.num_slope}")
+        return 0
+
+    def load_model(self, mb) -> int:
+        self.slope_data = mb.load(self.num_slope, 1)
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        x = bottoms[0]
+        if self.num_slope == 1:
+            return [activation.prelu(x, self.slope_data)]
+        if x.shape[0] > self.num_slope:
+            raise ShapeError(f"PReLU has {self.num_slope} slopes but the input {x.shape} has "
+                             f"{x.shape[0]} channels along its channel axis")
+        # ncnn reads slope[q] for each channel q: extra slopes are simply unused
+        return [activation.prelu(x, self.slope_data[: x.shape[0]])]

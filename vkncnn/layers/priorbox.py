@@ -1,0 +1,102 @@
+"""PriorBox: the SSD anchor grid for one feature map.
+
+Caffe style (default): for every cell of the feature map (bottom 0) and every min size,
+a square min box, a sqrt(min*max) box, and one box per aspect ratio (plus its flip),
+normalised by the image size (params 9/10, or bottom 1's w/h when they are -233).
+Output (2, 4*w*h*num_prior): row 0 the boxes, row 1 the four variances repeated.
+
+MXNet style (_contrib_MultiBoxPrior), chosen by one bottom, image_width = image_height =
+-233 and no max sizes: sizes at ratio 1 then sizes[0] at the other ratios, already in
+0..1 units, output (4*w*h*num_prior,).
+"""
+
+import math
+
+import numpy as np
+
+from vkncnn.cpu_fallback import detection
+from vkncnn.errors import ParamError, ShapeError
+from vkncnn.layer import Layer, register_layer
+
+AUTO = -233
+
+
+def _wh(blob: np.ndarray) -> tuple[int, int]:
+    """ncnn's w and h of a blob of any dims (h is 1 for a 1-D blob)."""
+    return int(blob.shape[-1]), int(blob.shape[-2]) if blob.ndim >= 2 else 1
+
+
+@register_layer("PriorBox")
+class PriorBox(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = False
+        self.support_inplace = False
+
+    def load_param(self, pd) -> int:
+        self.min_sizes = pd.get_float_array(0)
+        self.max_sizes = pd.get_float_array(1)
+        self.aspect_ratios = pd.get_float_array(2)
+        self.variances = np.array([pd.get(3, 0.1), pd.get(4, 0.1), pd.get(5, 0.2), pd.get(6, 0.2)],
+                                  np.float32)
+        self.flip = pd.get(7, 1)
+        self.clip = pd.get(8, 0)
+        self.image_width = pd.get(9, 0)
+        self.image_height = pd.get(10, 0)
+        self.step_width = pd.get(11, -233.0)
+        self.step_height = pd.get(12, -233.0)
+        self.offset = pd.get(13, 0.0)
+        self.step_mmdetection = pd.get(14, 0)
+        self.center_mmdetection = pd.get(15, 0)
+        if len(self.min_sizes) == 0:
+            raise ParamError("PriorBox needs at least one min size (param 0), got none")
+        if len(self.max_sizes) and len(self.max_sizes) != len(self.min_sizes):
+            # ncnn pairs max_sizes[k] with min_sizes[k]: other lengths read past the array
+            # or leave priors unwritten
+            raise ParamError(f"PriorBox needs one max size per min size, got {len(self.min_sizes)} "
+                             f"min sizes and {len(self.max_sizes)} max sizes")
+        return 0
+
+    def _is_mxnet_style(self, n_bottoms: int) -> bool:
+        return (n_bottoms == 1 and self.image_width == AUTO and self.image_height == AUTO
+                and len(self.max_sizes) == 0)
+
+    def forward_cpu(self, bottoms, opt):
+        if not bottoms:
+            raise ShapeError("PriorBox needs the feature map as bottom 0")
+        w, h = _wh(bottoms[0])
+        if self._is_mxnet_style(len(bottoms)):
+            return [self._forward_mxnet(w, h)]
+
+        image_w, image_h = self.image_width, self.image_height
+        if AUTO in (image_w, image_h):
+            if len(bottoms) < 2:
+                raise ShapeError("PriorBox with image_width/height -233 takes the image size from "
+                                 "bottom 1, but only one bottom was given")
+            iw, ih = _wh(bottoms[1])
+            image_w = iw if image_w == AUTO else image_w
+            image_h = ih if image_h == AUTO else image_h
+        step_w = self._auto_step(self.step_width, image_w, w)
+        step_h = self._auto_step(self.step_height, image_h, h)
+        top = detection.priorbox_caffe(
+            w, h, image_w, image_h, self.min_sizes, self.max_sizes, self.aspect_ratios, self.variances,
+            bool(self.flip), bool(self.clip), step_w, step_h, self.offset, bool(self.center_mmdetection))
+        return [top]
+
+    def _auto_step(self, step: float, image_size: int, feature_size: int) -> float:
+        if step != AUTO:
+            return step
+        step = np.float32(image_size) / np.float32(feature_size)
+        return float(math.ceil(step)) if self.step_mmdetection else float(step)
+
+    def _forward_mxnet(self, w: int, h: int) -> np.ndarray:
+        if len(self.aspect_ratios) == 0:
+            # ncnn sizes the output for len(sizes) - 1 + len(ratios) priors but always writes
+            # len(sizes) of them: with no ratio it overruns its buffer
+            raise ParamError(f"PriorBox (mxnet style: one bottom, image size -233, no max sizes) needs "
+                             f"at least one aspect ratio (param 2; the first is taken as 1), got none "
+                             f"with sizes {self.min_sizes.tolist()}")
+        step_w = self.step_width if self.step_width != AUTO else float(np.float32(1) / np.float32(w))
+        step_h = self.step_height if self.step_height != AUTO else float(np.float32(1) / np.float32(h))
+        return detection.priorbox_mxnet(w, h, self.min_sizes, self.aspect_ratios, step_w, step_h,
+                                        self.offset, bool(self.clip))

@@ -1,0 +1,63 @@
+"""RMSNorm: x / sqrt(mean(x^2) + eps) * gamma, over each row (affine_size == w) or channel.
+
+GPU: one row reduction (sum of squares -> 1 / rms per row, reduction_rows.comp), then
+normalize_rows.comp scales every element; gamma is indexed by the position in the row.
+"""
+
+from vkncnn.cpu_fallback import llm
+from vkncnn.errors import ShapeError
+from vkncnn.layer import Layer, register_layer
+
+from . import _rows_gpu as rows
+
+
+@register_layer("RMSNorm")
+class RMSNorm(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+        self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+
+    def load_param(self, pd) -> int:
+        self.affine_size = pd.get(0, 0)
+        self.eps = pd.get(1, 0.001)
+        self.affine = pd.get(2, 1)
+        return 0
+
+    def load_model(self, mb) -> int:
+        self.gamma = mb.load(self.affine_size, 1) if self.affine else None
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        return [llm.rms_norm(bottoms[0], self.gamma, self.eps, self.affine_size)]
+
+    # -- GPU ----------------------------------------------------------------------------
+    def create_pipeline(self, opt) -> int:
+        if self.vkdev is None:
+            return 0
+        self.normalizer = rows.RowNormalizer(self.vkdev, opt, rows.OP_SUMSQ, rows.FIN_RMS,
+                                             affine_index=1 if self.gamma is not None else 0)
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        self.gamma_gpu = cmd.record_upload(self.gamma, opt) if self.gamma is not None else None
+        return 0
+
+    def _row_axes(self, ndim: int, w: int) -> tuple:
+        """The numpy axes normalised together, as llm.rms_norm chooses them."""
+        if ndim == 3 and self.affine_size != w:
+            return (1, 2)
+        return (ndim - 1,)
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        shape = x.numpy_shape()
+        layout = rows.numpy_axes_layout(x, self._row_axes(len(shape), shape[-1]))
+        if self.gamma is not None and self.gamma.size != layout.row_len:
+            raise ShapeError(f"RMSNorm gamma has {self.gamma.size} values but input {shape} normalises "
+                             f"{layout.row_len} elements together")
+        # K, for 1 / sqrt(sum / K + eps), travels in the reducer's coeff slot
+        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, None,
+                                       coeff=float(layout.row_len))]

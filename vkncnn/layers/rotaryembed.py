@@ -1,0 +1,62 @@
+"""RotaryEmbed: rotary position embedding of (heads, seqlen, dim) by cos/sin caches.
+
+GPU: shaders/rotaryembed.comp, one invocation per output scalar; x and the caches may
+each arrive pack1 or pack4, the output keeps x's packing.
+"""
+
+from vkncnn.cpu_fallback import llm
+from vkncnn.errors import ShapeError
+from vkncnn.layer import Layer, register_layer
+
+from . import _rows_gpu as rows
+
+
+@register_layer("RotaryEmbed")
+class RotaryEmbed(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+
+    def load_param(self, pd) -> int:
+        self.interleaved = pd.get(0, 0)
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        x, cos, sin = bottoms
+        if cos.shape != sin.shape or cos.shape[-2] != x.shape[-2]:
+            raise ShapeError(f"cos/sin caches {cos.shape}/{sin.shape} do not match input {x.shape} "
+                             "(expected (seqlen, dim/2) or (seqlen, dim))")
+        return [llm.rotary_embed(x, cos, sin, bool(self.interleaved))]
+
+    # -- GPU ----------------------------------------------------------------------------
+    def create_pipeline(self, opt) -> int:
+        if self.vkdev is None:
+            return 0
+        from vkncnn.gpu.pipeline import Pipeline
+
+        self.pipeline = Pipeline(self.vkdev)
+        self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
+        self.pipeline.create("rotaryembed", opt, [1 if self.interleaved else 0])
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        from vkncnn.gpu.vkmat import VkMat
+
+        x, cos, sin = bottoms
+        xs, cs = x.numpy_shape(), cos.numpy_shape()
+        if (cs != sin.numpy_shape() or cos.elempack != sin.elempack or len(xs) < 2 or len(cs) < 2
+                or len(cs) > len(xs) or cs[-2] != xs[-2]
+                or any(c not in (1, n) for c, n in zip(cs[:-2], xs[len(xs) - len(cs):-2]))):
+            raise ShapeError(f"cos/sin caches {cs}/{sin.numpy_shape()} do not match input {xs} "
+                             "(expected (seqlen, dim/2) or (seqlen, dim))")
+        if cs[-1] < xs[-1] // 2:
+            raise ShapeError(f"cos/sin caches {cs} are narrower than dim/2 of input {xs}")
+        top = VkMat.create_like(x, cmd.blob_allocator(opt))
+        total = top.total() * top.elempack
+        xpad = rows.padded_shape(x)
+        cpad = rows.padded_shape(cos)
+        cmd.record_pipeline(self.pipeline, [x, cos, sin, top],
+                            [total, *xpad, len(xs), x.elempack, *cpad, len(cs), cos.elempack],
+                            rows.flat_dispatch(total))
+        return [top]

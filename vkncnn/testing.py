@@ -1,0 +1,170 @@
+"""The shader test harness: run one layer on the numpy path and on the GPU, compare.
+
+    from vkncnn.testing import test_layer
+    report = test_layer("Convolution", {0: 16, 1: 3, 5: 1}, weights, [x])
+    print(report)            # max error per GPU variant (fp32/fp16 storage x pack1/pack4)
+
+The numpy path is the reference (itself checked against real ncnn by the test
+suite). Each GPU variant gets the same inputs and weights; fp16 storage rounds
+them first, as ncnn's testutil does, so only the arithmetic differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .format.paramdict import ParamDict
+
+__test__ = False  # not a pytest module, despite the name
+
+FP32_TOLERANCE = 1e-4
+FP16_TOLERANCE = 1e-2
+
+
+def _fmt_value(v) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, (float, np.floating)):
+        s = repr(float(v))
+        return s if any(c in s for c in ".eEn") else s + ".0"
+    return str(int(v))
+
+
+def param_entries(params: dict) -> str:
+    """`{0: 16, 3: [1, 2]}` -> '0=16 -23303=2,1,2' (ncnn's old array form, read everywhere)."""
+    parts = []
+    for k, v in sorted(params.items()):
+        if isinstance(v, (list, tuple, np.ndarray)):
+            vals = list(np.asarray(v).ravel()) if isinstance(v, np.ndarray) else list(v)
+            parts.append(f"{-23300 - k}={len(vals)}" + "".join("," + _fmt_value(x) for x in vals))
+        else:
+            parts.append(f"{k}={_fmt_value(v)}")
+    return " ".join(parts)
+
+
+def layer_param_text(type_name: str, params: dict, n_inputs: int, n_outputs: int = 1) -> str:
+    """A .param with one Input per layer input, then the layer: blobs in0.., out0.."""
+    lines = [f"Input in{i} 0 1 in{i}" for i in range(n_inputs)]
+    ins = " ".join(f"in{i}" for i in range(n_inputs))
+    outs = " ".join(f"out{i}" for i in range(n_outputs))
+    lines.append(f"{type_name} op {n_inputs} {n_outputs} {ins} {outs} {param_entries(params)}".rstrip())
+    return f"7767517\n{len(lines)} {n_inputs + n_outputs}\n" + "\n".join(lines) + "\n"
+
+
+def weights_bin(weights) -> bytes:
+    """Weights as a .bin: each entry an array (raw fp32) or (array, tagged: bool); bytes pass."""
+    if isinstance(weights, (bytes, bytearray)):
+        return bytes(weights)
+    out = bytearray()
+    for w in weights:
+        arr, flagged = w if isinstance(w, tuple) else (w, False)
+        if flagged:
+            out += b"\0\0\0\0"
+        out += np.ascontiguousarray(arr, dtype="<f4").tobytes()
+    return bytes(out)
+
+
+def rel_err(a, b) -> float:
+    """max |a-b| over max(1, max |b|); nan==nan and same-sign infs agree; shape mismatch = inf."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return float("inf")
+    if a.size == 0:
+        return 0.0
+    finite = np.isfinite(a) & np.isfinite(b)
+    ok = (np.isnan(a) & np.isnan(b)) | (np.isinf(a) & np.isinf(b) & (np.sign(a) == np.sign(b)))
+    if not np.all(finite | ok):
+        return float("inf")
+    with np.errstate(invalid="ignore"):  # inf - inf at the matched positions, masked below
+        diff = np.where(ok, 0.0, np.abs(a - b))
+    scale = max(1.0, float(np.max(np.where(ok, 0.0, np.abs(b)))))
+    return float(np.max(diff)) / scale
+
+
+def run_layer(type_name: str, params: dict, weights, inputs, n_outputs: int = 1, gpu: bool = False,
+              fp16: bool = False, packing: bool = True) -> list[np.ndarray]:
+    """One layer through a real Net (the same path models take); returns its outputs."""
+    from .mat import Mat
+    from .net import Net
+
+    net = Net()
+    net.opt.use_vulkan_compute = gpu
+    net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
+    net.opt.use_fp16_arithmetic = False
+    net.opt.use_packing_layout = packing
+    net.load_param_mem(layer_param_text(type_name, params, len(inputs), n_outputs))
+    if gpu and net.gpu is None:
+        raise RuntimeError("no Vulkan device: the GPU path cannot run")
+    net.load_model(weights_bin(weights))
+    with net.create_extractor() as ex:
+        for i, x in enumerate(inputs):
+            ex.input(f"in{i}", Mat(x))
+        return [ex.extract(f"out{i}")[1].numpy() for i in range(n_outputs)]
+
+
+@dataclass
+class LayerReport:
+    type_name: str
+    params: dict
+    shapes: list
+    errors: dict = field(default_factory=dict)  # variant name -> max rel error
+    failures: list = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.failures
+
+    def __str__(self) -> str:
+        cells = "  ".join(f"{k}={v:.2e}" for k, v in self.errors.items())
+        state = "PASS" if self.ok else "FAIL " + "; ".join(self.failures)
+        return f"{self.type_name} {param_entries(self.params)} {self.shapes}: {cells}  {state}"
+
+
+def _round_fp16(a: np.ndarray) -> np.ndarray:
+    return np.asarray(a, np.float32).astype(np.float16).astype(np.float32)
+
+
+def random_layer_weights(type_name: str, params: dict, n_inputs: int, n_outputs: int = 1,
+                         seed: int = 0) -> bytes:
+    """Seeded weights of the right sizes for a layer, asked from the layer itself."""
+    from .net import Net
+    from .tools.randweights import RecordingModelBin
+
+    net = Net()
+    net.opt.use_vulkan_compute = False
+    net.load_param_mem(layer_param_text(type_name, params, n_inputs, n_outputs))
+    mb = RecordingModelBin(seed)
+    for layer in net.layers():
+        mb.start_layer(layer)
+        layer.load_model(mb)
+    return b"".join(mb.chunks)
+
+
+def test_layer(type_name: str, params: dict | ParamDict, weights=(), inputs=(), n_outputs: int = 1,
+               variants=("fp32-pack1", "fp32-pack4", "fp16-pack1", "fp16-pack4")) -> LayerReport:
+    """Run a layer on the numpy path and on each GPU variant; report the max errors."""
+    inputs = [np.asarray(x, np.float32) for x in inputs]
+    report = LayerReport(type_name, dict(params), [tuple(x.shape) for x in inputs])
+    for variant in variants:
+        precision, pack = variant.split("-")
+        fp16 = precision == "fp16"
+        ins = [_round_fp16(x) for x in inputs] if fp16 else inputs
+        ws = weights
+        if fp16 and not isinstance(weights, (bytes, bytearray)):
+            ws = [(_round_fp16(w[0]), w[1]) if isinstance(w, tuple) else _round_fp16(w) for w in weights]
+        want = run_layer(type_name, params, ws, ins, n_outputs, gpu=False)
+        try:
+            got = run_layer(type_name, params, ws, ins, n_outputs, gpu=True, fp16=fp16,
+                            packing=(pack == "pack4"))
+        except Exception as e:  # the report says what failed; callers decide
+            report.errors[variant] = float("inf")
+            report.failures.append(f"{variant}: {type(e).__name__}: {e}")
+            continue
+        err = max(rel_err(g, w) for g, w in zip(got, want))
+        report.errors[variant] = err
+        tol = FP16_TOLERANCE if fp16 else FP32_TOLERANCE
+        if err > tol:
+            report.failures.append(f"{variant}: error {err:.3g} > {tol}")
+    return report
