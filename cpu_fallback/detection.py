@@ -85,6 +85,9 @@ def nms_sorted(boxes: np.ndarray, areas: np.ndarray, threshold: float,
     areas come from the decoded w*h); `scaled_compare` picks the latter. Walking the kept
     boxes and suppressing everything after them gives the same set as ncnn's walk over
     candidates, and the float arithmetic is identical (a + b == b + a in IEEE).
+
+    Two empty boxes give IoU 0/0 = NaN. ncnn's build (finite-math) then suppresses in the
+    ratio test, so we test `not IoU <= t`; its YOLOv3 kernel keeps them, as IEEE `>` does.
     """
     n = len(boxes)
     boxes = np.asarray(boxes, F32)
@@ -100,7 +103,7 @@ def nms_sorted(boxes: np.ndarray, areas: np.ndarray, threshold: float,
             rest = slice(i + 1, n)
             inter = _intersection(boxes[i], boxes[rest])
             union = areas[rest] + areas[i] - inter
-            overlap = inter > t * union if scaled_compare else inter / union > t
+            overlap = inter > t * union if scaled_compare else ~(inter / union <= t)
             suppressed[rest] |= overlap
     return np.asarray(kept, dtype=np.intp)
 
@@ -276,18 +279,45 @@ def _first_argmax(scores: np.ndarray, floor: float):
     return np.where(beaten, index, 0), np.where(beaten, value, F32(floor)).astype(F32)
 
 
-def _region_boxes(tx, ty, tw, th, bias_w, bias_h, w: int, h: int, norm_w, norm_h):
-    """Centre offsets in grid cells + exp-scaled anchors -> normalised corner boxes, w*h."""
-    cols = np.arange(w, dtype=F32)[None, None, :]
-    rows = np.arange(h, dtype=F32)[None, :, None]
+def _grid(w: int, h: int):
+    return np.arange(w, dtype=F32)[None, None, :], np.arange(h, dtype=F32)[None, :, None]
+
+
+def _region_boxes(tx, ty, tw, th, bias_w, bias_h, w: int, h: int):
+    """YOLOv2: centre offsets in grid cells + exp-scaled anchors (in cells) -> normalised
+    corner boxes, straight from ncnn's formulas."""
+    cols, rows = _grid(w, h)
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         cx = (cols + _sigmoid(tx)) / F32(w)
         cy = (rows + _sigmoid(ty)) / F32(h)
-        bw = (expf(tw) * bias_w / norm_w).astype(F32)
-        bh = (expf(th) * bias_h / norm_h).astype(F32)
-        half_w, half_h = bw * F32(0.5), bh * F32(0.5)
+        half_w = (expf(tw) * bias_w / F32(w)) * F32(0.5)
+        half_h = (expf(th) * bias_h / F32(h)) * F32(0.5)
         boxes = np.stack([cx - half_w, cy - half_h, cx + half_w, cy + half_h], axis=-1)
-    return boxes.astype(F32), bw * bh
+    return boxes.astype(F32)
+
+
+def _fused(a, b, c):
+    """fma(a, b, c) for float32 operands: exact product in float64, rounded once (or twice)."""
+    return (a.astype(np.float64) * np.float64(b) + c).astype(F32)
+
+
+def _yolov3_boxes(tx, ty, tw, th, bias_w, bias_h, w: int, h: int, net_w: int, net_h: int):
+    """YOLOv3 boxes (anchors in net-input pixels) and their w*h areas, as ncnn's x86 build
+    evaluates `(j + sigmoid(x)) / w - exp(tw) * bias_w / net_w * 0.5`: it is compiled with
+    fast-math and FMA, so the division becomes a multiply by 1/w fused with the half-width,
+    and bias_w / net_w is folded first. The last part shows with huge logits: exp(tw) *
+    bias_w overflows to inf where exp(tw) * (bias_w / net_w) stays finite."""
+    cols, rows = _grid(w, h)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        gx = cols + _sigmoid(tx)
+        gy = rows + _sigmoid(ty)
+        bw = expf(tw) * (bias_w / F32(net_w))
+        bh = expf(th) * (bias_h / F32(net_h))
+        half_w, half_h = (bw * F32(0.5)).astype(np.float64), (bh * F32(0.5)).astype(np.float64)
+        rw, rh = F32(1) / F32(w), F32(1) / F32(h)
+        boxes = np.stack([_fused(gx, rw, -half_w), _fused(gy, rh, -half_h),
+                          _fused(gx, rw, half_w), _fused(gy, rh, half_h)], axis=-1)
+        return boxes, (bw * bh).astype(F32)
 
 
 def yolov3_candidates(blob: np.ndarray, num_class: int, num_box: int, bias_w, bias_h,
@@ -314,8 +344,8 @@ def yolov3_candidates(blob: np.ndarray, num_class: int, num_box: int, bias_w, bi
     bw = np.asarray(bias_w, F32)[:, None, None]
     bh = np.asarray(bias_h, F32)[:, None, None]
     passed = score >= F32(confidence_threshold)
-    boxes, areas = _region_boxes(per_box[:, 0], per_box[:, 1], per_box[:, 2], per_box[:, 3],
-                                 bw, bh, w, h, F32(net_w), F32(net_h))
+    boxes, areas = _yolov3_boxes(per_box[:, 0], per_box[:, 1], per_box[:, 2], per_box[:, 3],
+                                 bw, bh, w, h, net_w, net_h)
     return class_index[passed] + 1, score[passed], boxes[passed], areas[passed]
 
 
@@ -352,7 +382,6 @@ def yolo_region_candidates(softmaxed: np.ndarray, num_class: int, num_box: int, 
     bw = biases[0:2 * num_box:2][:, None, None]
     bh = biases[1:2 * num_box:2][:, None, None]
     passed = score >= F32(confidence_threshold)
-    boxes, _ = _region_boxes(per_box[:, 0], per_box[:, 1], per_box[:, 2], per_box[:, 3],
-                             bw, bh, w, h, F32(w), F32(h))
-    boxes = boxes[passed]
+    boxes = _region_boxes(per_box[:, 0], per_box[:, 1], per_box[:, 2], per_box[:, 3],
+                          bw, bh, w, h)[passed]
     return class_index[passed] + 1, score[passed], boxes, corner_areas(boxes)

@@ -9,8 +9,8 @@
 //
 // Parameters come from `params` (fp32 whatever the storage precision: scale values at 0,
 // bias values at bias_offset), or the scales from a second input blob (Scale's two-input
-// form, stored like any blob). per_channel = 0 reads index 0 for every element (PReLU with
-// one slope, Bias on a 1-D/2-D blob).
+// form, stored like any blob). lane_step = 0 with inner = n reads index 0 for every element
+// (PReLU with one slope, Bias on a 1-D/2-D blob).
 //
 // One invocation per item: PACK4=0 an item is one scalar, PACK4=1 one vec4 of 4 consecutive
 // channels (elempack 4). Item i belongs to channel group i / inner, inner = the positions of
@@ -19,8 +19,7 @@
 layout (constant_id = 0) const int mode = 0;
 layout (constant_id = 1) const int has_scale = 1;
 layout (constant_id = 2) const int has_bias = 0;
-layout (constant_id = 3) const int per_channel = 1;
-layout (constant_id = 4) const int scale_from_blob = 0;
+layout (constant_id = 3) const int scale_from_blob = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -39,6 +38,7 @@ layout (push_constant) uniform parameter
     int n;            // items
     int inner;        // items per channel (group)
     int bias_offset;  // where the bias values start in param_data
+    int lane_step;    // 1: lane k of a vec4 item is channel 4*group + k; 0: one value for all
 } p;
 
 afp scale_at(int c)
@@ -62,12 +62,12 @@ void main()
     if (gi >= p.n)
         return;
 
-    const int group = per_channel == 1 ? gi / p.inner : 0;
+    const int group = gi / p.inner;
 
 #if PACK4
     // the 4 lanes are channels 4*group .. 4*group+3 (or all index 0 when shared)
-    const int c0 = per_channel == 1 ? group * 4 : 0;
-    const int step = per_channel == 1 ? 1 : 0;
+    const int c0 = group * 4 * p.lane_step;
+    const int step = p.lane_step;
     afpvec4 s = afpvec4(scale_at(c0), scale_at(c0 + step), scale_at(c0 + 2 * step), scale_at(c0 + 3 * step));
     afpvec4 b = afpvec4(bias_at(c0), bias_at(c0 + step), bias_at(c0 + 2 * step), bias_at(c0 + 3 * step));
     afpvec4 v = buffer_ld4(bottom_blob_data, gi);

@@ -70,27 +70,51 @@ afp pow_(afp x, afp y)
 // atan2 with ncnn's value at the origin: 0 or pi by the sign bit of x alone
 afp atan2_(afp y, afp x)
 {
+    if (isnan(x) || isnan(y))
+        return afp(nan_value());
     if (y == afp(0.f) && x == afp(0.f))
         return (floatBitsToUint(float(x)) & 0x80000000u) != 0u ? afp(PI) : afp(0.f);
     return atan(y, x);
 }
 
-// C fmod: x - trunc(x / y) * y with the sign of x, exact (fma), quotient corrected by one
-// where the rounded division landed on the wrong integer
+// |x| mod |y| exactly, for finite x and finite nonzero y: subtract y * 2^k from the top
+// k down (each subtraction is exact, Sterbenz), no division whose rounding could pick the
+// wrong quotient, no fma (which GLSL may split). odd = the quotient's lowest bit.
+afp abs_mod(afp ax, afp ay, out bool odd)
+{
+    odd = false;
+    if (ax < ay)
+        return ax;
+    if (ay < afp(FLT_MIN))
+        return afp(0.f);  // a subnormal divisor (many GPUs flush it): the result is within it of 0
+    int ex, ey;
+    frexp(ax, ex);
+    frexp(ay, ey);
+    afp t = ldexp(ay, ex - ey);  // ay * 2^k with the exponent of ax
+    if (t > ax)
+        t *= afp(0.5f);
+    afp r = ax;
+    for (int i = 0; i < 300; i++)  // at most 278 steps (the float exponent range)
+    {
+        odd = r >= t;
+        if (odd)
+            r -= t;
+        if (t <= ay)
+            break;
+        t *= afp(0.5f);
+    }
+    return r;
+}
+
+// C fmod: the sign of x
 afp fmod_(afp x, afp y)
 {
     if (y == afp(0.f) || isinf(x) || isnan(x) || isnan(y))
         return afp(nan_value());
     if (isinf(y))
         return x;
-    afp ax = abs(x);
-    afp ay = abs(y);
-    afp q = trunc(ax / ay);
-    afp r = fma(-q, ay, ax);
-    if (r < afp(0.f))
-        r += ay;
-    if (r >= ay)
-        r -= ay;
+    bool odd;
+    afp r = abs_mod(abs(x), abs(y), odd);
     return x < afp(0.f) ? -r : r;
 }
 
@@ -99,15 +123,12 @@ afp remainder_(afp x, afp y)
 {
     if (y == afp(0.f) || isinf(x) || isinf(y) || isnan(x) || isnan(y))
         return afp(nan_value());
-    afp q = roundEven(x / y);
-    afp r = fma(-q, y, x);
-    afp halfy = afp(0.5f) * abs(y);
-    if (abs(r) > halfy || (abs(r) == halfy && mod(q, afp(2.f)) != afp(0.f)))
-    {
-        q += sign(r) * sign(y);
-        r = fma(-q, y, x);
-    }
-    return r;
+    bool odd;
+    afp ay = abs(y);
+    afp r = abs_mod(abs(x), ay, odd);
+    if (r > afp(0.5f) * ay || (r == afp(0.5f) * ay && odd))
+        r -= ay;
+    return x < afp(0.f) ? -r : r;
 }
 
 afp log1p_(afp x)

@@ -1,4 +1,4 @@
-// variants: DECONV=0,1
+// variants: DECONV=0,1 TM=4,8
 // alias: deconvolution DECONV=1
 #version 450
 
@@ -25,8 +25,8 @@
 // position i is (c / ep) * cstep * ep + i * ep + c % ep, so pack1 and pack4 inputs and outputs
 // (and groups that straddle a pack of 4) all work, and the driver folds the arithmetic.
 //
-// Tile: a workgroup of lx x ly invocations computes 4*ly output channels x 4*lx pixels;
-// invocation (tx, ty) owns channels ty*4..ty*4+3 (one pack4 item) and pixels tx + lx*j.
+// Tile: a workgroup of lx x ly invocations computes TM*ly output channels x 4*lx pixels;
+// invocation (tx, ty) owns channels ty*TM..ty*TM+TM-1 (whole pack4 items) and pixels tx + lx*j.
 
 layout (constant_id = 0) const int kernel_w = 1;
 layout (constant_id = 1) const int kernel_h = 1;
@@ -62,7 +62,11 @@ layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
 #include "activation.comp"
 
 #define BK 16
-// tile capacity: 4*ly <= 64 channels, 4*lx <= 128 pixels (the host keeps lx*ly <= 256)
+// Rows (output channels) per invocation: TM = 4 or 8, in groups of 4 (a pack4 item each).
+#ifndef TM
+#define TM 4
+#endif
+// tile capacity: TM*ly <= 64 channels, 4*lx <= 128 pixels (the host keeps lx*ly <= 256)
 shared afp sA[BK * 64];
 shared afp sB[BK * 128];
 
@@ -71,15 +75,16 @@ const int N = outw * outh;
 const int K = kernel_w * kernel_h * inc_g;
 
 // one element of the implicit im2col matrix: input channel c_base + ic under tap (ky, kx)
-afp gather(int k, int oy, int ox, int c_base)
+// for the output pixel whose top-left input corner is (y0, x0)
+afp gather(int k, int y0, int x0, int c_base)
 {
     const int tap = k / inc_g;
     const int ic = k % inc_g;
     const int ky = tap / kernel_w;
     const int kx = tap % kernel_w;
 #if DECONV
-    const int sy = oy + pad_top - ky * dilation_h;
-    const int sx = ox + pad_left - kx * dilation_w;
+    const int sy = y0 - ky * dilation_h;
+    const int sx = x0 - kx * dilation_w;
     if (sy < 0 || sx < 0 || sy % stride_h != 0 || sx % stride_w != 0)
         return afp(0.f);
     const int iy = sy / stride_h;
@@ -87,14 +92,26 @@ afp gather(int k, int oy, int ox, int c_base)
     if (iy >= h || ix >= w)
         return afp(0.f);
 #else
-    const int iy = oy * stride_h + ky * dilation_h - pad_top;
-    const int ix = ox * stride_w + kx * dilation_w - pad_left;
+    const int iy = y0 + ky * dilation_h;
+    const int ix = x0 + kx * dilation_w;
     if (iy < 0 || ix < 0 || iy >= h || ix >= w)
         return afp(pad_value);
 #endif
     const int c = c_base + ic;
     const int i = (c / in_elempack) * in_cstep * in_elempack + (iy * w + ix) * in_elempack + c % in_elempack;
     return buffer_ld1(bottom_blob_data, i);
+}
+
+// the input corner of output pixel n (convolution), or its position in the uncut output (deconv)
+ivec2 corner(int n)
+{
+    const int oy = n / outw;
+    const int ox = n % outw;
+#if DECONV
+    return ivec2(oy + pad_top, ox + pad_left);
+#else
+    return ivec2(oy * stride_h - pad_top, ox * stride_w - pad_left);
+#endif
 }
 
 void main()
@@ -105,16 +122,25 @@ void main()
     const int ty = int(gl_LocalInvocationID.y);
     const int tid = ty * lx + tx;
     const int nthreads = lx * ly;
-    const int BM = ly * 4;
+    const int BM = ly * TM;
     const int BN = lx * 4;
     const int m0 = int(gl_WorkGroupID.y) * BM;
     const int n0 = int(gl_WorkGroupID.x) * BN;
     const int g = int(gl_WorkGroupID.z);
     const int w_base = g * M * K;
+    const int c_base = g * inc_g;
 
-    afpvec4 sum[4];
-    for (int j = 0; j < 4; j++)
-        sum[j] = afpvec4(0.f);
+    // When the workgroup covers whole rows of the im2col slice (nthreads a multiple of BN, a
+    // specialisation-time fact), each invocation always loads the same pixel: its corner
+    // is computed once, not per element.
+    const bool fixed_pixel = nthreads % BN == 0;
+    const int my_nn = tid % BN;
+    const ivec2 my_corner = corner(n0 + my_nn);
+    const bool my_n_ok = n0 + my_nn < N;
+
+    afpvec4 sum[TM];  // sum[r/4 * 4 + j]: rows ty*TM + (r/4)*4 .. +3, column tx + lx*j
+    for (int i = 0; i < TM; i++)
+        sum[i] = afpvec4(0.f);
 
     for (int k0 = 0; k0 < K; k0 += BK)
     {
@@ -131,47 +157,74 @@ void main()
             sA[kk * BM + mm] = v;
         }
         // im2col slice: consecutive invocations read consecutive output pixels
-        for (int e = tid; e < BK * BN; e += nthreads)
+        if (fixed_pixel)
         {
-            const int nn = e % BN;
-            const int kk = e / BN;
-            const int n = n0 + nn;
-            const int k = k0 + kk;
-            afp v = afp(0.f);
-            if (n < N && k < K)
-                v = gather(k, n / outw, n % outw, g * inc_g);
-            sB[kk * BN + nn] = v;
+            for (int kk = tid / BN; kk < BK; kk += nthreads / BN)
+            {
+                const int k = k0 + kk;
+                afp v = afp(0.f);
+                if (my_n_ok && k < K)
+                    v = gather(k, my_corner.x, my_corner.y, c_base);
+                sB[kk * BN + my_nn] = v;
+            }
+        }
+        else
+        {
+            for (int e = tid; e < BK * BN; e += nthreads)
+            {
+                const int nn = e % BN;
+                const int kk = e / BN;
+                const int n = n0 + nn;
+                const int k = k0 + kk;
+                afp v = afp(0.f);
+                if (n < N && k < K)
+                {
+                    const ivec2 c = corner(n);
+                    v = gather(k, c.x, c.y, c_base);
+                }
+                sB[kk * BN + nn] = v;
+            }
         }
         barrier();
 
         for (int kk = 0; kk < BK; kk++)
         {
-            const int ai = kk * BM + ty * 4;
-            const afpvec4 a = afpvec4(sA[ai], sA[ai + 1], sA[ai + 2], sA[ai + 3]);
             const int bi = kk * BN + tx;
-            sum[0] += a * sB[bi];
-            sum[1] += a * sB[bi + lx];
-            sum[2] += a * sB[bi + lx * 2];
-            sum[3] += a * sB[bi + lx * 3];
+            const afp b0 = sB[bi];
+            const afp b1 = sB[bi + lx];
+            const afp b2 = sB[bi + lx * 2];
+            const afp b3 = sB[bi + lx * 3];
+            for (int r = 0; r < TM; r += 4)
+            {
+                const int ai = kk * BM + ty * TM + r;
+                const afpvec4 a = afpvec4(sA[ai], sA[ai + 1], sA[ai + 2], sA[ai + 3]);
+                sum[r] += a * b0;
+                sum[r + 1] += a * b1;
+                sum[r + 2] += a * b2;
+                sum[r + 3] += a * b3;
+            }
         }
         barrier();
     }
 
-    for (int i = 0; i < 4; i++)
+    for (int r = 0; r < TM; r += 4)
     {
-        const int m = m0 + ty * 4 + i;
-        if (m >= M)
-            continue;
-        const int oc = g * M + m;
-        const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
-        const int o_base = (oc / out_elempack) * out_cstep * out_elempack + oc % out_elempack;
-        for (int j = 0; j < 4; j++)
+        for (int i = 0; i < 4; i++)
         {
-            const int n = n0 + tx + lx * j;
-            if (n < N)
+            const int m = m0 + ty * TM + r + i;
+            if (m >= M)
+                continue;
+            const int oc = g * M + m;
+            const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+            const int o_base = (oc / out_elempack) * out_cstep * out_elempack + oc % out_elempack;
+            for (int j = 0; j < 4; j++)
             {
-                afp v = activation_afp(sum[j][i] + b, activation_type, activation_param_0, activation_param_1);
-                buffer_st1(top_blob_data, o_base + n * out_elempack, v);
+                const int n = n0 + tx + lx * j;
+                if (n < N)
+                {
+                    afp v = activation_afp(sum[r + j][i] + b, activation_type, activation_param_0, activation_param_1);
+                    buffer_st1(top_blob_data, o_base + n * out_elempack, v);
+                }
             }
         }
     }

@@ -29,8 +29,6 @@
 #extension GL_KHR_shader_subgroup_shuffle : require
 #endif
 
-#include "reduction_rows.h"
-
 layout (constant_id = 0) const int op = 0;
 layout (constant_id = 1) const int fin = 0;
 layout (constant_id = 2) const int post = 0;
@@ -39,6 +37,9 @@ layout (constant_id = 4) const int source = 0;      // 0 tensor elements, 1 part
 layout (constant_id = 5) const int per_thread = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
+
+// after the local size: functions there see the real gl_WorkGroupSize
+#include "reduction_rows.h"
 
 #define LOCAL_MAX 256
 

@@ -3,6 +3,8 @@
 #version 450
 
 // ReLU / leaky ReLU in place: x < 0 ? x * slope : x.
+// The ReLU *layer* runs through unaryop.comp (out of place, one pass: a layer never writes
+// its input); this in-place form is the runtime's own built-in example (tests/gpu).
 // PACK4=0: the buffer holds n scalars; PACK4=1: n vec4 items (elempack 4).
 // Storage is fp32 or fp16 as the preamble says; the math runs in afp (fp32).
 

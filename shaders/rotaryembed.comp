@@ -7,12 +7,13 @@
 // pack4 along its own packing axis, and the caches broadcast over x's leading axes.
 // A trailing odd element (odd dim) is copied through.
 
-#include "reduction_layout.h"
-#include "reduction_rows.h"
-
 layout (constant_id = 0) const int interleaved = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
+
+// after the local size: functions there see the real gl_WorkGroupSize
+#include "reduction_layout.h"
+#include "reduction_rows.h"
 
 layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
 layout (binding = 1) readonly buffer cos_blob { sfp cos_data[]; };

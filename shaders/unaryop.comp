@@ -202,6 +202,17 @@ afp unary(int k, afp x)
     return x;
 }
 
+// shift + x * scale (Power, Exp, Log) with IEEE's sign of zero: a zero sum is +0 unless
+// shift itself is -0. Compilers fold 0 + x into x, turning +0 into -0 for x = -0, and
+// pow(+-0, negative) tells the two apart; the fix-up is integer work they cannot fold.
+afp shift_scale(afp x)
+{
+    afp t = afp(p2) + x * afp(p1);
+    if (t == afp(0.f) && floatBitsToUint(p2) != 0x80000000u)
+        t = afp(uintBitsToFloat(floatBitsToUint(float(t)) & 0x7fffffffu));
+    return t;
+}
+
 afp activation(afp x)
 {
     // GLSL's min/max/clamp may drop a nan; the CPU half keeps it (but x > t is simply false,
@@ -220,15 +231,16 @@ afp activation(afp x)
     if (op == OP_TANH) return tanh(x);
     if (op == OP_ELU) return x < afp(0.f) ? afp(p0) * (exp(x) - afp(1.f)) : x;
     if (op == OP_MISH) return x * tanh(log(afp(1.f) + exp(x)));
-    if (op == OP_POWER) return c_pow(afp(p2) + x * afp(p1), afp(p0));
+    if (op == OP_POWER)
+        return c_pow(shift_scale(x), afp(p0));
     if (op == OP_EXP)
     {
-        afp t = afp(p2) + x * afp(p1);
+        afp t = shift_scale(x);
         return p0 == -1.f ? exp(t) : c_pow(afp(p0), t);
     }
     if (op == OP_LOG)
     {
-        afp t = afp(p2) + x * afp(p1);
+        afp t = shift_scale(x);
         afp y = t < afp(0.f) ? afp(nan_value()) : t == afp(0.f) ? afp(-inf_value()) : log(t);
         return p0 == -1.f ? y : y / log(afp(p0));
     }

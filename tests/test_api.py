@@ -177,3 +177,31 @@ def test_custom_layer_error_names_the_layer():
     net.load_param_mem("7767517\n2 2\nInput in 0 1 x\nBroken bad 1 1 x y\n")
     with pytest.raises(vkncnn.LayerError, match="'bad'"):
         net.run({"x": np.ones(1, np.float32)})
+
+
+def test_threads_share_one_net_on_the_cpu():
+    import threading
+
+    from vkncnn.tools.benchmark_models import param_path
+    from vkncnn.tools.randweights import random_weights
+
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = False
+    net.load_param(str(param_path("squeezenet")))
+    net.load_model(random_weights(str(param_path("squeezenet")), seed=0))
+    rng = np.random.default_rng(0)
+    xs = [rng.uniform(-1, 1, (3, 67, 67)).astype(np.float32) for _ in range(6)]
+    want = [net.run({"data": x})["output"] for x in xs]
+    got = [[] for _ in xs]
+
+    def work(i):
+        for _ in range(3):
+            got[i].append(net.run({"data": xs[i]})["output"])
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(xs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for w, g in zip(want, got):
+        assert len(g) == 3 and all(np.array_equal(w, r) for r in g)

@@ -104,7 +104,7 @@ class NcnnRunner:
 
 
 def bench_model(model: str, args) -> dict:
-    weights = random_weights(str(param_path(model)), seed=0)
+    weights = random_weights(str(param_path(model)), seed=0, input_shapes=INPUT_SHAPES[model])
     x = np.random.default_rng(1).uniform(-1, 1, INPUT_SHAPES[model]).astype(np.float32)
     with tempfile.TemporaryDirectory() as tmp:
         runners = [VkncnnRunner(model, weights, args)]

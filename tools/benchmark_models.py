@@ -48,3 +48,37 @@ def param_path(name: str) -> Path:
 
 def llm_params() -> list[Path]:
     return sorted((BENCHMARK_DIR / "llm").glob("*.param"))
+
+
+# benchncnn_llm's decoders: name -> (hidden size, RoPE half dim).
+LLM_MODELS: dict[str, tuple[int, int]] = {
+    "minicpm4_0.5b": (1024, 32),
+    "qwen2.5_0.5b": (896, 32),
+    "qwen3_0.6b": (1024, 64),
+    "hunyuan_0.5b_instruct": (1024, 64),
+    "tinyllama_1.1b": (2048, 32),
+    "llama3.2_1b": (2048, 32),
+    "youtu_llm_2b": (2048, 64),
+}
+
+
+def llm_decoder_path(name: str) -> Path:
+    return BENCHMARK_DIR / "llm" / f"{name}_decoder.ncnn.param"
+
+
+def llm_prefill_inputs(name: str, seqlen: int, seed: int = 0) -> dict:
+    """benchncnn_llm's prefill feed (no past): embeddings, causal mask, RoPE cos/sin.
+
+    The per-layer KV-cache inputs are empty on prefill; callers feed them as empty Mats.
+    """
+    import numpy as np
+
+    hidden, half = LLM_MODELS[name]
+    rng = np.random.default_rng(seed)
+    angles = rng.uniform(0, 3, (seqlen, half))
+    return {
+        "in0": rng.uniform(-1, 1, (seqlen, hidden)).astype(np.float32),
+        "in1": np.triu(np.full((seqlen, seqlen), -1e30, np.float32), 1),
+        "in2": np.cos(angles).astype(np.float32),
+        "in3": np.sin(angles).astype(np.float32),
+    }

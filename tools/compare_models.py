@@ -48,7 +48,7 @@ def compare_model(name: str, gpu: bool) -> dict:
     import vkncnn
 
     text = with_detections(param_path(name).read_text())
-    weights = random_weights(str(param_path(name)), seed=0)
+    weights = random_weights(str(param_path(name)), seed=0, input_shapes=INPUT_SHAPES[name])
     probe = vkncnn.Net()
     probe.opt.use_vulkan_compute = False
     probe.load_param_mem(text)

@@ -37,6 +37,13 @@ class Extractor:
             self._gpu.release()
             self._gpu = None
 
+    def __del__(self) -> None:
+        # an extractor dropped without clear() still hands its GPU plans back to the net
+        try:
+            self.clear()
+        except Exception:
+            pass
+
     def set_light_mode(self, enable: bool) -> None:
         self.opt.lightmode = bool(enable)
 
@@ -135,9 +142,9 @@ class Extractor:
         visited: set[int] = set()
         if have(target):
             return order
-        stack: list[tuple[int, bool]] = [(net._blobs[target].producer, False)]
+        stack: list[tuple[int, int, bool]] = [(net._blobs[target].producer, target, False)]
         while stack:
-            li, expanded = stack.pop()
+            li, wanted, expanded = stack.pop()
             if li < 0:
                 continue
             if expanded:
@@ -148,11 +155,11 @@ class Extractor:
             visited.add(li)
             layer = net._layers[li]
             if layer.type == "Input" and not layer.bottoms:
-                raise self._missing_input(layer.tops[0])
-            stack.append((li, True))
+                raise self._missing_input(wanted)
+            stack.append((li, wanted, True))
             for bi in reversed(layer.bottoms):
                 if not have(bi):
-                    stack.append((net._blobs[bi].producer, False))
+                    stack.append((net._blobs[bi].producer, bi, False))
         return order
 
     def _run_layer_cpu(self, li: int) -> None:

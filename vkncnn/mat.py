@@ -72,39 +72,44 @@ class Mat:
 
     def __init__(self, *args, elemsize: int = 4, elempack: int = 1, allocator=None) -> None:
         self.allocator = allocator
-        self.elempack = 1
+        self.elempack = 1 if args else 0  # ncnn's default Mat has elempack 0
         self._data: np.ndarray = np.zeros(0, np.float32)
         self.dims = 0
         if len(args) == 1 and isinstance(args[0], Mat):
             self._set(args[0]._data, args[0].dims)  # shares data, as ncnn's Mat(Mat) does
             return
-        if len(args) == 1 and isinstance(args[0], (tuple, list)):
-            args = tuple(args[0])
+        if len(args) == 1 and isinstance(args[0], tuple):
+            args = args[0]  # Mat((w, h, c)): pyncnn's shape tuple
         if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+            # anything else single is data (a list too: pyncnn refuses lists, and reading
+            # [0.5, 0.2] as a shape would silently truncate it to 0 x 0)
             data = _to_float32(args[0])
-            self._set(data, data.ndim)
+            self._set(data, data.ndim)  # an empty array keeps its dims, as pyncnn's Mat does
             return
         if args:
             self.create(*args, elemsize=elemsize)
 
     # -- construction -------------------------------------------------------
     @classmethod
-    def from_array(cls, array: np.ndarray, dims: int | None = None) -> "Mat":
+    def from_array(cls, array: np.ndarray, dims: int | None = None) -> Mat:
         """Wrap an array the runtime owns (no copy); dims defaults to its ndim."""
         m = cls.__new__(cls)
         m.allocator = None
-        m.elempack = 1
-        m._set(array, array.ndim if dims is None else dims)
+        # a layer output without values is ncnn's default empty Mat (dims 0, elempack 0)
+        m._set(array, 0 if array.size == 0 else (array.ndim if dims is None else dims))
+        m.elempack = 1 if m.dims else 0
         return m
 
     def _set(self, data: np.ndarray, dims: int) -> None:
         self._data = data
-        self.dims = dims if data.size else 0
+        self.dims = dims
 
     def create(self, *shape, elemsize: int = 4, elempack: int = 1, allocator=None) -> None:
         """create(w), create(w,h), create(w,h,c), create(w,h,d,c): zero-filled."""
         if not 1 <= len(shape) <= 4:
             raise MatError(f"Mat shape takes 1-4 sizes (w[,h[,d]],c), got {shape}")
+        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
+            raise MatError(f"Mat sizes must be ints (w[,h[,d]],c), got {shape}")
         sizes = [int(s) for s in shape]
         if any(s < 0 for s in sizes):
             raise MatError(f"Mat sizes must be >= 0, got {shape}")
@@ -117,8 +122,9 @@ class Mat:
         if int(np.prod(np_shape, dtype=np.int64)) > (1 << 33):
             raise MatError(f"Mat of shape {shape} is too large to allocate")
         self._set(np.zeros(np_shape, _STORAGE_DTYPES[elemsize]), len(sizes))
+        self.elempack = 1
 
-    def create_like(self, other: "Mat", allocator=None) -> None:
+    def create_like(self, other: Mat, allocator=None) -> None:
         self._set(np.zeros_like(other._data), other.dims)
 
     # -- shape ------------------------------------------------------------------
@@ -186,14 +192,14 @@ class Mat:
     def fill(self, value: float) -> None:
         self._data[...] = value
 
-    def clone(self, allocator=None) -> "Mat":
+    def clone(self, allocator=None) -> Mat:
         return Mat.from_array(self._data.copy(), self.dims)
 
-    def clone_from(self, other: "Mat", allocator=None) -> None:
+    def clone_from(self, other: Mat, allocator=None) -> None:
         other = other if isinstance(other, Mat) else Mat(other)
         self._set(other._data.copy(), other.dims)
 
-    def reshape(self, *shape, allocator=None) -> "Mat":
+    def reshape(self, *shape, allocator=None) -> Mat:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         sizes = [int(s) for s in shape]
@@ -207,17 +213,18 @@ class Mat:
             raise MatError(f"cannot reshape {self.shape()} ({self._data.size} values) to w,h,.. {shape}")
         return Mat.from_array(self._data.reshape(np_shape), len(sizes))
 
-    def channel(self, q: int) -> "Mat":
+    def channel(self, q: int) -> Mat:
         return Mat.from_array(self._data[q], self.dims - 1) if self.dims >= 3 else self
 
     def row(self, y: int) -> np.ndarray:
         return self._data.reshape(-1, self.w)[y]
 
     def __getitem__(self, i: int) -> float:
-        return float(self._data.reshape(-1)[i])
+        return float(self._data.flat[i])
 
     def __setitem__(self, i: int, v: float) -> None:
-        self._data.reshape(-1)[i] = v
+        # .flat writes through even when the data is a strided view (reshape would copy)
+        self._data.flat[i] = v
 
     def substract_mean_normalize(self, mean, norm) -> None:
         """In place: per channel, x = (x - mean[c]) * norm[c]; an empty list skips that step."""
@@ -226,22 +233,22 @@ class Mat:
 
     # pixel helpers live in pixels.py; these are ncnn's static spellings
     @staticmethod
-    def from_pixels(pixels, type: int, w: int, h: int, stride: int = 0, allocator=None) -> "Mat":
+    def from_pixels(pixels, type: int, w: int, h: int, stride: int = 0, allocator=None) -> Mat:
         from .pixels import from_pixels
         return from_pixels(pixels, type, w, h, stride)
 
     @staticmethod
-    def from_pixels_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> "Mat":
+    def from_pixels_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
         from .pixels import from_pixels_resize
         return from_pixels_resize(pixels, type, w, h, *args)
 
     @staticmethod
-    def from_pixels_roi(pixels, type: int, w: int, h: int, *args, allocator=None) -> "Mat":
+    def from_pixels_roi(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
         from .pixels import from_pixels_roi
         return from_pixels_roi(pixels, type, w, h, *args)
 
     @staticmethod
-    def from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> "Mat":
+    def from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
         from .pixels import from_pixels_roi_resize
         return from_pixels_roi_resize(pixels, type, w, h, *args)
 

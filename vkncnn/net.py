@@ -269,7 +269,7 @@ class Net:
 
     # -- introspection, as pyncnn -----------------------------------------------------
     def input_indexes(self) -> list[int]:
-        return [layer.tops[0] for layer in self._layers if layer.type == "Input" and layer.tops]
+        return [top for layer in self._layers if layer.type == "Input" for top in layer.tops]
 
     def output_indexes(self) -> list[int]:
         return [i for i, b in enumerate(self._blobs) if b.producer != -1 and not b.consumers]

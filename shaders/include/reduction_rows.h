@@ -10,6 +10,9 @@
 //     address(g, k) = base(g) + offset(k),   each a sum of coordinate * address stride.
 // Kept coordinates in packed order enumerate rows so that, for Reduction, g is also the
 // scalar address of the result in the output tensor (see _rows_gpu.py).
+//
+// Include this after `layout (local_size_x_id = 233, ...) in;`: glslang gives functions
+// defined before that declaration gl_WorkGroupSize = (1, 1, 1).
 
 // decompose i over (s0, s1, s2) (s2 fastest) and weight by (t0, t1, t2)
 int rows_linear(int i, int s0, int s1, int s2, int t0, int t1, int t2)
@@ -29,16 +32,16 @@ int rows_flat_invocation()
 }
 
 // the inverse, for element-wise passes: scalar address -> (row g, element k). The merged
-// packed axes come outermost first (leading ones padded with size 1); bit j of
-// reduced_mask marks axis j reduced.
-ivec2 rows_row_of(int addr, int s0, int s1, int s2, int s3, int s4, int reduced_mask)
+// packed axes come outermost first, padded at the front to five with size 1; only the
+// last naxes are real (fewer divisions). Bit j of reduced_mask marks axis j reduced.
+ivec2 rows_row_of(int addr, int s0, int s1, int s2, int s3, int s4, int reduced_mask, int naxes)
 {
     const int sizes[5] = int[5](s0, s1, s2, s3, s4);
     int g = 0;
     int k = 0;
     int gmul = 1;
     int kmul = 1;
-    for (int j = 4; j >= 0; j--)
+    for (int j = 4; j >= 5 - naxes; j--)
     {
         const int c = addr % sizes[j];
         addr /= sizes[j];

@@ -205,3 +205,17 @@ def test_detectionoutput_rejects_inputs_ncnn_would_misread(case):
     with pytest.raises(vkncnn.ShapeError):
         run_vkncnn(layer_param_text("DetectionOutput", {0: 3, 4: 0.1}, len(inputs)), b"",
                    {f"in{i}": x for i, x in enumerate(inputs)}, ["out0"])
+
+
+@pytest.mark.parametrize("nms", [0.45, 1.0])
+def test_detectionoutput_empty_boxes_suppress_like_ncnn(nms):
+    """Boxes of zero width give IoU 0/0: ncnn's build treats that as an overlap."""
+    n = 6
+    loc = np.zeros((n, 4), np.float32)
+    loc[:, 2] = -2000.0  # exp underflows: zero width
+    priors = np.array([[i * 0.1, 0.1, i * 0.1 + 0.05, 0.3] for i in range(n)], np.float32)
+    priorbox = np.stack([priors.reshape(-1), np.tile([0.1, 0.1, 0.2, 0.2], n).astype(np.float32)])
+    conf = np.zeros((n, 2), np.float32)
+    conf[:, 1] = np.linspace(0.9, 0.5, n)
+    out = compare_with_ncnn("DetectionOutput", {0: 2, 1: nms, 4: 0.1}, [loc.reshape(-1), conf.reshape(-1), priorbox])
+    assert len(out[0]) == 1

@@ -96,3 +96,12 @@ def test_yolo_rejects_params_like_ncnn(params):
 def test_yolo_rejects_wrong_channel_count_like_ncnn(shape):
     assert_both_reject("YoloDetectionOutput", {0: 3, 1: 2, 4: SMALL_BIASES},
                        [np.zeros(shape, np.float32)], vkncnn.ShapeError)
+
+
+def test_yolo_empty_boxes_suppress_like_ncnn():
+    # 16 cells: ncnn's vectorised softmax treats them alike, so all scores tie exactly
+    blob = np.zeros((6, 4, 4), np.float32)
+    blob[0] = np.arange(16, dtype=np.float32).reshape(4, 4)
+    blob[2], blob[4], blob[5] = -200.0, 3.0, 1.0  # zero-width boxes, all confident
+    out = compare_with_ncnn("YoloDetectionOutput", {0: 1, 1: 1, 2: 0.1, 4: [1.0, 1.0]}, [blob])
+    assert len(out[0]) == 1

@@ -143,3 +143,15 @@ def test_yolov3_many_candidates_sort_like_ncnn(seed):
     blobs = heads([(7, 9), (14, 18), (28, 36)], 3, 20, seed=seed, lo=-3, hi=3)
     out = compare_with_ncnn("Yolov3DetectionOutput", params, blobs)
     assert len(out[0]) > 1000
+
+
+@pytest.mark.parametrize("tw,th", [(-200.0, 0.0), (100.0, 0.0), (100.0, 100.0), (-200.0, -200.0), (88.0, 1.0)])
+def test_yolov3_degenerate_boxes_like_ncnn(tw, th):
+    """Empty, infinite and overflowing boxes: ncnn's YOLOv3 NMS keeps NaN overlaps, and it
+    folds bias / net_w before multiplying by exp(tw), which keeps exp(88) * 7 / 24 finite."""
+    blob = np.zeros((6, 2, 3), np.float32)
+    blob[0] = np.arange(6, dtype=np.float32).reshape(2, 3)
+    blob[2], blob[3], blob[4], blob[5] = tw, th, 3.0, 1.0
+    params = {0: 1, 1: 1, 2: 0.1, 4: [7.0, 1.0], 5: [0.0], 6: [8.0]}
+    out = compare_with_ncnn("Yolov3DetectionOutput", params, [blob])
+    assert len(out[0]) > 0

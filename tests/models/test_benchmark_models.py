@@ -2,8 +2,8 @@
 
 import pytest
 
-from tests.models.common import model_io, model_weights
-from tests.oracle import rel_err, run_ncnn, run_vkncnn
+from tests.models.common import model_io, model_weights, output_err
+from tests.oracle import run_ncnn, run_vkncnn
 from vkncnn.tools.benchmark_models import INPUT_SHAPES
 
 
@@ -15,6 +15,6 @@ def test_model_matches_ncnn_on_cpu(name):
     got = run_vkncnn(text, weights, inputs, outputs, gpu=False)
     for out in outputs:
         assert got[out].shape == want[out].shape, f"{name}:{out} shape {got[out].shape} != {want[out].shape}"
-        err = rel_err(got[out], want[out])
+        err = output_err(got[out], want[out])
         print(f"{name}:{out} max rel err {err:.2e}")
         assert err <= 1e-3, f"{name}:{out} rel err {err:.3g}"

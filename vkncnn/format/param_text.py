@@ -104,7 +104,8 @@ def _parse_array(text: str, where: str) -> np.ndarray:
         bad = next((t for t in text.split(",") if not _NUMBER.match(t)), "?")
         raise ParamError(f"{where}expected a number in array, got {bad[:40]!r}") from None
     if _is_float_token(text):
-        return values.astype(np.float32)
+        with np.errstate(over="ignore"):
+            return values.astype(np.float32)
     if values.size and (values.min() < -(1 << 31) or values.max() >= (1 << 31)):
         raise ParamError(f"{where}array integer does not fit in 32 bits")
     return values.astype(np.int32)  # exact: float64 holds every int32

@@ -12,6 +12,8 @@ import struct
 
 import numpy as np
 
+from ..errors import ParamError
+
 MAX_PARAM_COUNT = 32
 
 
@@ -70,21 +72,32 @@ class ParamDict:
         return 3 if isinstance(v, float) else 2
 
     def get(self, key: int, default=0):
-        """The value of `key`, converted to the type of `default`, or `default`."""
+        """The value of `key`, converted to the type of `default`, or `default`.
+
+        A value of the wrong kind (an array where a number is expected, a string, a
+        non-finite float asked for as an int) is a ParamError naming the key.
+        """
         v = self._values.get(int(key))
         if v is None:
             return default
         if isinstance(default, str):
             return v if isinstance(v, str) else default
-        if isinstance(default, np.ndarray) or isinstance(v, np.ndarray):
+        if isinstance(default, np.ndarray):
             return self._get_array(v, default)
+        if isinstance(v, np.ndarray):
+            if v.size == 1:  # `0=3,` style single-element arrays read as the scalar
+                v = v.item()
+            else:
+                raise ParamError(f"param {key}: expected a number, got an array of {v.size} values")
         if isinstance(v, str):
-            return default
+            raise ParamError(f"param {key}: expected a number, got the string {v[:40]!r}")
         if isinstance(default, float):
             return v.as_float() if isinstance(v, RawWord) else float(v)
-        if isinstance(v, RawWord):
+        if isinstance(v, float):
+            if not np.isfinite(v):
+                raise ParamError(f"param {key}: expected an integer, got {v}")
             return int(v)
-        return int(v) if not isinstance(v, float) else int(v)
+        return int(v)
 
     @staticmethod
     def _get_array(v, default):

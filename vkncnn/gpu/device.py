@@ -139,15 +139,27 @@ class VulkanDevice:
     def reclaim_blob_allocator(self, allocator) -> None:
         with self.cache_lock:
             self._blob_pool.append(allocator)
+        self.register_allocator(allocator)  # see _destroy: it may come back from a finalizer
 
     def acquire_staging_allocator(self):
         from .allocator import VkStagingAllocator
         with self.cache_lock:
             return self._staging_pool.pop() if self._staging_pool else VkStagingAllocator(self)
 
+    def trim_pools(self) -> None:
+        """Free the pooled (unused) buffers of the allocators waiting in this device's pools.
+
+        Called when a Net is released, so dropping nets returns their device memory
+        instead of leaving it cached for nets that may never come."""
+        with self.cache_lock:
+            idle = list(self._blob_pool) + list(self._staging_pool)
+        for allocator in idle:
+            allocator.clear()
+
     def reclaim_staging_allocator(self, allocator) -> None:
         with self.cache_lock:
             self._staging_pool.append(allocator)
+        self.register_allocator(allocator)
 
     def register_allocator(self, allocator) -> None:
         """Allocators announce themselves so device teardown can free their pooled memory."""
@@ -221,7 +233,9 @@ class VulkanDevice:
     def _destroy(self) -> None:
         ffi, lib = vk.ffi, vk.lib
         lib.vkDeviceWaitIdle(self.handle)
-        for allocator in list(self._allocators):
+        # pooled allocators are named explicitly: one handed back by a recorder's finalizer
+        # during garbage collection has lost its weak reference in _allocators
+        for allocator in set(self._allocators) | set(self._blob_pool) | set(self._staging_pool):
             allocator.free_all()
         self._blob_pool.clear()
         self._staging_pool.clear()

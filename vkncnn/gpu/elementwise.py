@@ -123,19 +123,16 @@ class AffineGpu:
 
     scale / bias: host arrays (uploaded as fp32 by upload()), None when absent;
     scale_from_blob: the scales come from a second input at forward time instead.
-    per_channel False: element 0 serves every channel.
+    forward(per_channel=False): element 0 serves every channel.
     """
 
-    def __init__(self, vkdev, opt, mode: int, scale=None, bias=None, scale_from_blob: bool = False,
-                 per_channel: bool = True) -> None:
+    def __init__(self, vkdev, opt, mode: int, scale=None, bias=None, scale_from_blob: bool = False) -> None:
         self.scale = None if scale is None else np.asarray(scale, np.float32).ravel()
         self.bias = None if bias is None else np.asarray(bias, np.float32).ravel()
         has_scale = self.scale is not None or scale_from_blob
-        self.scale_from_blob = bool(scale_from_blob)
-        self.per_channel = bool(per_channel)
         self.bias_offset = 0 if self.scale is None else self.scale.size
         self.variants = ShaderVariants(vkdev, "affine", [mode, int(has_scale), int(self.bias is not None),
-                                                         int(per_channel), int(scale_from_blob)])
+                                                         int(scale_from_blob)])
         self.variants.prepare(opt)
         self.params_gpu = None
 
@@ -147,16 +144,20 @@ class AffineGpu:
         fp32.use_fp16_storage = False  # parameters stay fp32 whatever the blobs are stored in
         self.params_gpu = cmd.record_upload(np.concatenate(parts), fp32, elempack=1)
 
-    def forward(self, bottom: VkMat, cmd, opt, scale_blob: VkMat | None = None) -> VkMat:
+    def forward(self, bottom: VkMat, cmd, opt, scale_blob: VkMat | None = None,
+                per_channel: bool = True) -> VkMat:
         top = VkMat.create_like(bottom, cmd.blob_allocator(opt))
         if scale_blob is not None and scale_blob.elempack != 1 and scale_blob.dims == 2 and scale_blob.w != 1:
             # the shader reads the scales as a flat list: only a row-packed 2-D blob is not one
             scale_blob = cmd.vkdev.convert_packing(scale_blob, 1, cmd, opt)
-        inner = {1: 1, 2: bottom.w}.get(bottom.dims, bottom.cstep)
         n = bottom.total()
+        if per_channel:
+            inner, lane_step = {1: 1, 2: bottom.w}.get(bottom.dims, bottom.cstep), 1
+        else:
+            inner, lane_step = max(n, 1), 0  # one group holding everything, every lane index 0
         pipeline = self.variants.get(is_fp16(bottom), int(bottom.elempack == 4))
-        cmd.record_pipeline(pipeline, [bottom, top, self.params_gpu, scale_blob], [n, inner, self.bias_offset],
-                            flat_global_size(pipeline, cmd.vkdev, n))
+        cmd.record_pipeline(pipeline, [bottom, top, self.params_gpu, scale_blob],
+                            [n, inner, self.bias_offset, lane_step], flat_global_size(pipeline, cmd.vkdev, n))
         return top
 
     def release(self) -> None:
@@ -229,20 +230,21 @@ class BinaryGpu:
         return top
 
     def forward(self, a: VkMat, b: VkMat, cmd, opt) -> VkMat:
+        if b.scalar_size() != a.scalar_size():
+            raise ShapeError(f"BinaryOp operands are stored in different precisions "
+                             f"({a.scalar_size()} and {b.scalar_size()} bytes per scalar)")
         a_shape, b_shape = a.numpy_shape(), b.numpy_shape()
         if a_shape == b_shape and a.elempack == b.elempack:
             top = VkMat.create_like(a, cmd.blob_allocator(opt))
             _flat_dispatch(cmd, self.flat, [a, b, top], [0] * 16, a)
             return top
         out_shape, a_consts, b_consts = broadcast_plan(a_shape, b_shape, a.elempack, b.elempack)
-        out_pack = 4 if opt.use_packing_layout and out_shape[0] % 4 == 0 else 1
-        top = VkMat.for_numpy_shape(out_shape, out_pack, a.scalar_size(), cmd.blob_allocator(opt))
-        if b.scalar_size() != a.scalar_size():
-            raise ShapeError(f"BinaryOp operands are stored in different precisions "
-                             f"({a.scalar_size()} and {b.scalar_size()} bytes per scalar)")
         n = prod(out_shape)
         if n >= 2**31:
-            raise ShapeError(f"BinaryOp output {out_shape} has more than 2^31 scalars")
+            raise ShapeError(f"BinaryOp output {out_shape} has 2^31 scalars or more (32-bit indexing)")
+        # the output packs like any blob ncnn makes: by 4 when its packing axis divides by 4
+        out_pack = 4 if opt.use_packing_layout and out_shape[0] % 4 == 0 else 1
+        top = VkMat.for_numpy_shape(out_shape, out_pack, a.scalar_size(), cmd.blob_allocator(opt))
         o = (tuple(out_shape) + (1, 1, 1))[1:4]
         pipeline = self.broadcast.get(is_fp16(a), 0)
         cmd.record_pipeline(pipeline, [a, b, top], [n, *o, out_pack, *a_consts, *b_consts],

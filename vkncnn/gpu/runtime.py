@@ -149,6 +149,8 @@ class NetGpu:
         if self.weight_allocator is not None:
             self.weight_allocator.clear()
             self.weight_allocator = None
+        if not self.vkdev.destroyed:
+            self.vkdev.trim_pools()
 
 
 class Plan:
@@ -165,8 +167,11 @@ class Plan:
         self.cacheable = True
 
     def release(self) -> None:
+        """Free the plan's command buffers and every buffer it made, in use or pooled:
+        once a plan is dropped nothing can read its blobs any more."""
         self.cmd.release()
-        self.allocator.clear()
+        self.allocator.free_all()
+        self.device_blobs = {}
 
 
 class GpuExtractorState:

@@ -20,8 +20,9 @@ Reduction.forward_gpu for why).
 
 How the work is shaped (RowReducer.record):
   * short rows (or very many rows): one invocation per row;
-  * otherwise one workgroup per row, its partial states merged with subgroup shuffles
-    when the device has them (shared memory otherwise);
+  * otherwise one workgroup per row (64 invocations, 256 for long rows), its partial
+    states merged with subgroup shuffles when the device has them (shared memory
+    otherwise);
   * long rows with few rows: split into segments, one workgroup each, writing partial
     states that a second dispatch merges.
 States are vec4 in fp32 whatever the storage, so accumulation is always fp32.
@@ -40,27 +41,33 @@ FIN_PARTIAL, FIN_REDUCTION, FIN_MOMENTS, FIN_RMS, FIN_L2NORM, FIN_STATE = range(
 POST_NONE, POST_LOG, POST_SQRT = range(3)
 
 # Work-shape thresholds. Module attributes so tests can force each path on small tensors.
-PER_THREAD_MAX_K = 32         # rows this short: one invocation per row
-MANY_ROWS = 16384             # ... and rows up to PER_THREAD_MANY_ROWS_K long when this many
+PER_THREAD_MAX_K = 64         # rows this short: one invocation per row
+MANY_ROWS = 8192              # ... and rows up to PER_THREAD_MANY_ROWS_K long when this many
 PER_THREAD_MANY_ROWS_K = 256
 SPLIT_MAX_ROWS = 64           # split rows into segments only when there are fewer rows
 SEGMENT_LEN = 4096            # elements per segment (at least)
 MAX_SEGMENTS = 256
-GROUP_LOCAL = 256             # invocations per workgroup of the per-row reducer (a power of 2)
+GROUP_LOCAL = 256             # invocations of a per-row workgroup for long rows (a power of 2)
+GROUP_LOCAL_SHORT = 64        # ... for rows up to SHORT_ROW elements
+SHORT_ROW = 2048
 FLAT_LOCAL = 64               # invocations per workgroup of the element-wise passes
 FORCE_SHARED_MEMORY = False   # tests: use the shared-memory merge even with subgroup ops
 
-_SUBGROUP_BASIC, _SUBGROUP_SHUFFLE = 0x1, 0x10
-_COMPUTE_STAGE = 0x20
+_SUBGROUP_SHUFFLE = 0x10  # VK_SUBGROUP_FEATURE_SHUFFLE_BIT
 _MAX_GROUPS = 65535
 
 
 @dataclass(frozen=True)
 class RowLayout:
-    """Merged packed axes, outermost first: (size, reduced), and their address strides."""
+    """Merged packed axes, outermost first: (size, reduced), and their address strides.
+
+    lanes is 4 when the tensor is pack4 and its lanes are kept: the four scalars of an item
+    then belong to rows g..g+3 at the same position, which the element-wise passes use.
+    """
 
     axes: tuple
     strides: tuple
+    lanes: int = 1
 
     @property
     def rows(self) -> int:
@@ -87,17 +94,18 @@ class RowLayout:
         return self._three(False) + self._three(True)
 
     def apply_constants(self) -> list:
-        """Five sizes outermost first, then the mask of reduced axes (element-wise passes)."""
+        """Five sizes outermost first, the mask of reduced axes, the count of real axes
+        (the element-wise passes' rows_row_of)."""
         axes = [(1, False)] * (5 - len(self.axes)) + list(self.axes)
         mask = sum(1 << j for j, (_, r) in enumerate(axes) if r)
-        return [s for s, _ in axes] + [mask]
+        return [s for s, _ in axes] + [mask, len(self.axes)]
 
 
-def make_layout(axes) -> RowLayout:
+def make_layout(axes, lanes: int = 1) -> RowLayout:
     """Drop size-1 axes, merge neighbours of the same kind; axes: dense (size, reduced), outer first."""
-    kept = [(int(s), bool(r)) for s, r in axes if int(s) != 1]
+    real = [(int(s), bool(r)) for s, r in axes if int(s) != 1]
     merged: list = []
-    for s, r in kept:
+    for s, r in real:
         if merged and merged[-1][1] == r:
             merged[-1] = (merged[-1][0] * s, r)
         else:
@@ -108,7 +116,7 @@ def make_layout(axes) -> RowLayout:
     for s, _ in reversed(merged):
         strides.append(step)
         step *= s
-    return RowLayout(tuple(merged), tuple(reversed(strides)))
+    return RowLayout(tuple(merged), tuple(reversed(strides)), lanes)
 
 
 def padded_shape(mat) -> tuple:
@@ -123,7 +131,7 @@ def numpy_axes_layout(mat, reduced_axes) -> RowLayout:
     ep = mat.elempack
     red = {int(x) for x in reduced_axes}
     return make_layout([(a[0] // ep, 0 in red), (a[1], 1 in red), (a[2], 2 in red), (a[3], 3 in red),
-                        (ep, 0 in red)])
+                        (ep, 0 in red)], lanes=ep if 0 not in red else 1)
 
 
 def channel_groups_layout(mat, group: int) -> RowLayout:
@@ -146,22 +154,24 @@ def flat_dispatch(n: int, local: int = FLAT_LOCAL) -> tuple:
     return (gx, -(-n // gx), 1)
 
 
-def use_subgroups(vkdev, opt) -> bool:
-    """Subgroup shuffles merge the workgroup's states when the device has them for compute."""
+def use_subgroups(vkdev, opt, local: int) -> bool:
+    """Subgroup shuffles merge a workgroup's states when the device has them for compute.
+
+    support_subgroup_ops() means basic operations in compute shaders; the merge also needs
+    shuffles, and whole subgroups in the workgroup (a power-of-two size no larger than it).
+    """
     if FORCE_SHARED_MEMORY or not getattr(opt, "use_subgroup_ops", True):
         return False
     info = vkdev.info
     size = info.subgroup_size()
-    ops = info.subgroup_ops() if hasattr(info, "subgroup_ops") else 0
-    stages = getattr(info, "_subgroup_stages", _COMPUTE_STAGE)
-    return bool(info.support_subgroup_ops() and ops & _SUBGROUP_BASIC and ops & _SUBGROUP_SHUFFLE
-                and stages & _COMPUTE_STAGE and 0 < size <= _group_local(vkdev)
-                and size & (size - 1) == 0)
+    return bool(info.support_subgroup_ops() and info.subgroup_ops() & _SUBGROUP_SHUFFLE
+                and 0 < size <= local and size & (size - 1) == 0)
 
 
-def _group_local(vkdev) -> int:
+def _group_local(vkdev, wanted: int) -> int:
+    """`wanted` (a power of two) within the device's workgroup limits."""
     info = vkdev.info
-    cap = min(GROUP_LOCAL, info.max_workgroup_invocations(), info.max_workgroup_size()[0])
+    cap = min(wanted, info.max_workgroup_invocations(), info.max_workgroup_size()[0])
     return 1 << (cap.bit_length() - 1)
 
 
@@ -171,29 +181,39 @@ def new_workspace(cmd, opt, n_states: int):
     return VkMat.create(max(n_states, 1), dims=1, elemsize=16, elempack=4, allocator=cmd.blob_allocator(opt))
 
 
+def elementwise_pipelines(vkdev, opt, shader: str, spec: list) -> dict:
+    """An element-wise second pass by lanes: 1 (a scalar per invocation) and 4 (a pack4 item)."""
+    from vkncnn.gpu.pipeline import Pipeline
+
+    out = {}
+    for lanes in (1, 4):
+        pipeline = Pipeline(vkdev)
+        pipeline.set_local_size_xyz(FLAT_LOCAL, 1, 1)
+        pipeline.create(shader, opt, list(spec) + [lanes])
+        out[lanes] = pipeline
+    return out
+
+
 class RowReducer:
     """The pipelines of one (op, fin) reduction and the recording of its 1 or 2 passes."""
 
     def __init__(self, vkdev, opt, op: int, fin: int, post: int = POST_NONE, eps_mode: int = 0) -> None:
         from vkncnn.gpu.pipeline import Pipeline
 
-        self.vkdev = vkdev
-        defines = {"SUBGROUP": 1 if use_subgroups(vkdev, opt) else 0}
-        local = _group_local(vkdev)
-
-        def make(fin_: int, source: int, per_thread: int) -> Pipeline:
+        def make(fin_: int, source: int, per_thread: int, local: int) -> Pipeline:
             pipeline = Pipeline(vkdev)
-            if per_thread:
-                pipeline.set_local_size_xyz(FLAT_LOCAL, 1, 1)
-            else:
-                pipeline.set_local_size_xyz(local, 1, 1)
+            pipeline.set_local_size_xyz(local, 1, 1)
+            defines = {"SUBGROUP": 0 if per_thread else int(use_subgroups(vkdev, opt, local))}
             pipeline.create("reduction_rows", opt, [op, fin_, post, eps_mode, source, per_thread], defines)
             return pipeline
 
-        self.per_thread = make(fin, 0, 1)
-        self.per_group = make(fin, 0, 0)
-        self.partial = make(FIN_PARTIAL, 0, 0)
-        self.merge = make(fin, 1, 0)
+        long_local = _group_local(vkdev, GROUP_LOCAL)
+        short_local = _group_local(vkdev, GROUP_LOCAL_SHORT)
+        self.per_thread = make(fin, 0, 1, FLAT_LOCAL)
+        self.per_group_short = make(fin, 0, 0, short_local)  # a workgroup per row
+        self.per_group_long = make(fin, 0, 0, long_local)
+        self.partial = make(FIN_PARTIAL, 0, 0, long_local)   # a workgroup per row segment
+        self.merge = make(fin, 1, 0, short_local)            # a row's segment states merged
 
     def record(self, cmd, opt, bottom, layout: RowLayout, state_out=None, top=None, eps: float = 0.0,
                coeff: float = 1.0) -> None:
@@ -205,7 +225,6 @@ class RowReducer:
         if K <= PER_THREAD_MAX_K or (G >= MANY_ROWS and K <= PER_THREAD_MANY_ROWS_K):
             cmd.record_pipeline(self.per_thread, bindings, [G, K, 1, K] + shape + tail, flat_dispatch(G))
             return
-        local = self.per_group.local_size_x
         rows_y = min(G, _MAX_GROUPS)
         rows_z = -(-G // rows_y)
         segments = 1
@@ -214,13 +233,15 @@ class RowReducer:
         seglen = -(-K // segments)
         segments = -(-K // seglen)
         if segments == 1:
-            cmd.record_pipeline(self.per_group, bindings, [G, K, 1, K] + shape + tail, (local, rows_y, rows_z))
+            pipeline = self.per_group_short if K <= SHORT_ROW else self.per_group_long
+            cmd.record_pipeline(pipeline, bindings, [G, K, 1, K] + shape + tail,
+                                (pipeline.local_size_x, rows_y, rows_z))
             return
         partials = new_workspace(cmd, opt, G * segments)
         cmd.record_pipeline(self.partial, [bottom, None, partials, None], [G, K, segments, seglen] + shape + tail,
-                            (local * segments, rows_y, rows_z))
+                            (self.partial.local_size_x * segments, rows_y, rows_z))
         cmd.record_pipeline(self.merge, [None, partials, state_out, top],
-                            [G, segments, 1, segments] + shape + tail, (local, rows_y, rows_z))
+                            [G, segments, 1, segments] + shape + tail, (self.merge.local_size_x, rows_y, rows_z))
         partials.release()
 
 
@@ -229,12 +250,8 @@ class RowNormalizer:
 
     def __init__(self, vkdev, opt, op: int, fin: int, affine_index: int = 0, has_beta: bool = False,
                  eps_mode: int = 0) -> None:
-        from vkncnn.gpu.pipeline import Pipeline
-
         self.reducer = RowReducer(vkdev, opt, op, fin, eps_mode=eps_mode)
-        self.apply = Pipeline(vkdev)
-        self.apply.set_local_size_xyz(FLAT_LOCAL, 1, 1)
-        self.apply.create("normalize_rows", opt, [affine_index, 1 if has_beta else 0])
+        self.apply = elementwise_pipelines(vkdev, opt, "normalize_rows", [affine_index, 1 if has_beta else 0])
 
     def record(self, cmd, opt, bottom, layout: RowLayout, eps: float = 0.0, gamma=None, beta=None,
                coeff: float = 1.0):
@@ -247,7 +264,8 @@ class RowNormalizer:
         total = layout.total
         ep = bottom.elempack
         channel_step = bottom.cstep * ep if bottom.dims >= 3 else (bottom.w * ep if bottom.dims == 2 else ep)
-        cmd.record_pipeline(self.apply, [bottom, stats, gamma, beta, top],
-                            [total] + layout.apply_constants() + [channel_step, ep], flat_dispatch(total))
+        cmd.record_pipeline(self.apply[layout.lanes], [bottom, stats, gamma, beta, top],
+                            [total] + layout.apply_constants() + [channel_step, ep],
+                            flat_dispatch(total // layout.lanes))
         stats.release()
         return top

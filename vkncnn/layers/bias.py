@@ -7,6 +7,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 
@@ -16,21 +17,49 @@ class Bias(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.bias_data_size = pd.get(0, 0)
+        self.support_vulkan = self.bias_data_size > 0  # no values: the numpy path reports it
         return 0
 
     def load_model(self, mb) -> int:
         self.bias_data = mb.load(self.bias_data_size, 1)
         return 0
 
+    def check_input(self, shape: tuple) -> None:
+        channels = shape[0] if len(shape) >= 3 else 1
+        if channels > self.bias_data.size:
+            raise ShapeError(f"Bias has {self.bias_data.size} values but the input {shape} "
+                             f"has {channels} channels")
+
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
-        channels = x.shape[0] if x.ndim >= 3 else 1
-        if channels > self.bias_data.size:
-            raise ShapeError(f"Bias has {self.bias_data.size} values but the input {x.shape} "
-                             f"has {channels} channels")
+        self.check_input(x.shape)
         if x.ndim < 3:
             return [(x + self.bias_data[0]).astype(np.float32, copy=False)]
-        return [norm.channel_affine(x, None, self.bias_data[:channels])]
+        return [norm.channel_affine(x, None, self.bias_data[: x.shape[0]])]
+
+    # -- GPU: affine.comp, y = x + bias[c] (bias[0] everywhere for a 1-D/2-D blob) --
+    def create_pipeline(self, opt) -> int:
+        self.gpu_op = None
+        if self.vkdev is not None and self.support_vulkan:
+            self.gpu_op = elementwise.AffineGpu(self.vkdev, opt, elementwise.AFFINE, bias=self.bias_data)
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        self.gpu_op.upload(cmd, opt)
+        return 0
+
+    def destroy_pipeline(self, opt) -> int:
+        if getattr(self, "gpu_op", None) is not None:
+            self.gpu_op.release()
+            self.gpu_op = None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        self.check_input(x.numpy_shape())
+        return [self.gpu_op.forward(x, cmd, opt, per_channel=x.dims >= 3)]

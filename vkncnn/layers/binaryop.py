@@ -11,6 +11,7 @@ Domain edges follow ncnn's vectorised kernels: x / 0 is nan, pow of a base <= 0 
 
 from vkncnn.cpu_fallback import binary
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 
@@ -20,6 +21,8 @@ class BinaryOp(Layer):
         super().__init__()
         self.one_blob_only = False
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.op_type = pd.get(0, 0)
@@ -37,3 +40,17 @@ class BinaryOp(Layer):
         if len(bottoms) != 2:
             raise ShapeError(f"BinaryOp without with_scalar takes 2 inputs, got {len(bottoms)}")
         return [binary.binary_op(bottoms[0], bottoms[1], self.op_type)]
+
+    # -- GPU: binaryop.comp, flat for same-shape operands and scalars, else broadcast --
+    def create_pipeline(self, opt) -> int:
+        self.gpu_op = None
+        if self.vkdev is not None:
+            self.gpu_op = elementwise.BinaryGpu(self.vkdev, opt, self.op_type, self.with_scalar, self.b)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        if self.with_scalar:
+            return [self.gpu_op.forward_scalar(bottoms[0], cmd, opt)]
+        if len(bottoms) != 2:
+            raise ShapeError(f"BinaryOp without with_scalar takes 2 inputs, got {len(bottoms)}")
+        return [self.gpu_op.forward(bottoms[0], bottoms[1], cmd, opt)]

@@ -12,6 +12,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback.activation import FLT_MIN
 from vkncnn.errors import ParamError
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 FP32, FP16, INT8, BF16 = 1, 2, 3, 4
@@ -49,10 +50,14 @@ class Cast(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.type_from = pd.get(0, 0)
         self.type_to = pd.get(1, 0)
+        # a pair ncnn does not convert stays on the numpy path, which raises the error
+        self.support_vulkan = self.type_from == self.type_to or (self.type_from, self.type_to) in SUPPORTED
         return 0
 
     def forward_cpu(self, bottoms, opt):
@@ -68,3 +73,23 @@ class Cast(Layer):
         if self.type_to == BF16 or self.type_from == BF16:
             return [round_to_bf16(x)]
         return [as_float32(x)]  # int8 -> fp32: the values are already integers
+
+    # -- GPU: unaryop.comp rounds through fp16 / bf16 (a copy for the exact casts) --
+    def gpu_rounding(self) -> int:
+        if self.type_from == self.type_to:
+            return elementwise.COPY
+        if FP16 in (self.type_from, self.type_to):
+            return elementwise.ROUND_FP16
+        if BF16 in (self.type_from, self.type_to):
+            return elementwise.ROUND_BF16
+        return elementwise.COPY
+
+    def create_pipeline(self, opt) -> int:
+        op = self.gpu_rounding()
+        self.gpu_op = None if op == elementwise.COPY else elementwise.unary_gpu(self, opt, op)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        if self.gpu_op is None:
+            return [cmd.record_clone(bottoms[0], opt)]  # a new blob: the input is never the output
+        return [self.gpu_op.forward(bottoms[0], cmd, opt)]

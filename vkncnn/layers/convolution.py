@@ -23,8 +23,19 @@ import numpy as np
 
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
-from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.errors import GpuError, ParamError, ShapeError, WeightError
+from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
+
+from .gemm import (
+    activation_specs,
+    as_pack1,
+    cached_pipeline,
+    forget_pipelines,
+    gemm_tile,
+    out_elempack,
+    storage_is_fp16,
+)
 
 
 @register_layer("Convolution")
@@ -36,6 +47,8 @@ class Convolution(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
         self.group = 1
 
     # -- params ------------------------------------------------------------------------------
@@ -62,6 +75,8 @@ class Convolution(Layer):
         if self.dynamic_weight:
             self.one_blob_only = False
         self._check_params()
+        # int8 inference (exact integer sums) and weights that arrive as blobs run on numpy
+        self.support_vulkan = not (self.int8_scale_term or self.dynamic_weight)
         return 0
 
     def _load_group(self, pd) -> int:
@@ -242,3 +257,162 @@ class Convolution(Layer):
         xp = self._pad(x.astype(np.float32, copy=False), (kh, kw), self.pad_value)
         out = conv.conv2d(xp, wmat, (kh, kw), self._stride, self._dilation, bias)
         return fused_activation(out, self.activation_type, self.activation_params)
+
+    # -- GPU -----------------------------------------------------------------------------------
+    def create_pipeline(self, opt) -> int:
+        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
+
+    def destroy_pipeline(self, opt) -> int:
+        forget_pipelines(self)
+        return 0
+
+    @property
+    def _gpu_depthwise(self) -> bool:
+        """One input and one output channel per group: the depthwise shader, no matrix product."""
+        return self.num_input_g == 1 and self.num_output == self.group
+
+    def upload_model(self, cmd, opt) -> int:
+        """Weights as the shaders read them: [tap][channel] depthwise, else [g][oc][tap][ic]."""
+        taps = self.kernel_h * self.kernel_w
+        if self._gpu_depthwise:
+            weight = self.weight_mat.reshape(self.group, taps).T
+        else:
+            weight = self.weight_mat.reshape(self.group, -1, self.num_input_g, taps).transpose(0, 1, 3, 2)
+        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
+        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        check_weight_storage(self, x)
+        flat = (x.dims == 1 and self.kernel_w == 1 and self.kernel_h == 1 and self.flat_input_path)
+        if flat and any(p > 0 for p in self.pads):
+            raise ShapeError(f"1-D input to a padded 1x1 Convolution (pads {self.pads}): ncnn has no "
+                             "result for this; reshape the input to (c, 1, 1) or drop the pads")
+        x, plane = conv_input_planes(x, cmd, opt, flat, self.type or "Convolution")
+        self._check_channels(plane.channels, self.num_input_g)
+        kernel = (self.kernel_h, self.kernel_w)
+        top, bottom, left, right = conv.conv_padding(plane.h, plane.w, kernel, self._stride, self._dilation,
+                                                     self.pads)
+        ext_h = conv.kernel_extent(self.kernel_h, self.dilation_h)
+        ext_w = conv.kernel_extent(self.kernel_w, self.dilation_w)
+        ph, pw = plane.h + top + bottom, plane.w + left + right
+        if ph < ext_h or pw < ext_w:
+            raise ShapeError(f"input {plane.h}x{plane.w} (padded {ph}x{pw}) is smaller than the kernel "
+                             f"extent {ext_h}x{ext_w}")
+        outh, outw = (ph - ext_h) // self.stride_h + 1, (pw - ext_w) // self.stride_w + 1
+        geometry = ConvGeometry(self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w,
+                                self.stride_h, top, left, self.pad_value)
+        shape = (self.num_output,) if flat else (self.num_output, outh, outw)
+        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_depthwise, deconv=False)]
+
+
+# -- GPU recording, shared by every convolution-family layer ---------------------------------
+class Plane:
+    """An input tensor read as (channels, h, w) planes: scalar addressing for the shaders."""
+
+    __slots__ = ("channels", "cstep", "elempack", "h", "w")
+
+    def __init__(self, channels: int, h: int, w: int, cstep: int, elempack: int) -> None:
+        self.channels, self.h, self.w, self.cstep, self.elempack = channels, h, w, cstep, elempack
+
+
+class ConvGeometry:
+    """Kernel, dilation and stride, and the offset of output (0, 0) in the input.
+
+    For a convolution pad_top/pad_left are the leading padding (negative: a crop); for a
+    transposed convolution they are the rows/columns cut from the full output.
+    """
+
+    __slots__ = ("dilation_h", "dilation_w", "kernel_h", "kernel_w", "pad_left", "pad_top", "pad_value",
+                 "stride_h", "stride_w")
+
+    def __init__(self, kernel_w, kernel_h, dilation_w, dilation_h, stride_w, stride_h, pad_top, pad_left,
+                 pad_value=0.0) -> None:
+        self.kernel_w, self.kernel_h = int(kernel_w), int(kernel_h)
+        self.dilation_w, self.dilation_h = int(dilation_w), int(dilation_h)
+        self.stride_w, self.stride_h = int(stride_w), int(stride_h)
+        self.pad_top, self.pad_left, self.pad_value = int(pad_top), int(pad_left), float(pad_value)
+
+    def specs(self) -> list:
+        return [self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w, self.stride_h]
+
+
+def check_weight_storage(layer, x) -> None:
+    weight = layer.weight_gpu
+    if weight.scalar_size() != x.scalar_size():
+        raise GpuError(f"{layer.type}: weights were uploaded with {weight.scalar_size()}-byte scalars but the "
+                       f"input has {x.scalar_size()}-byte ones (use_fp16_storage changed after load_model?)")
+
+
+def conv_input_planes(x, cmd, opt, flat: bool, type_name: str):
+    """(tensor, Plane) reading `x` as ncnn's convolutions do: 1-D is one row (or, for
+    `flat`, a column of channels), 2-D one channel, 4-D with depth 1 its (c, h, w) plane."""
+    if x.dims == 1:
+        n = x.w * x.elempack  # a 1-D tensor is the same bytes in either packing
+        return x, (Plane(n, 1, 1, 1, 1) if flat else Plane(1, 1, n, n, 1))
+    if x.dims == 2:
+        x = as_pack1(x, cmd, opt)
+        return x, Plane(1, x.h, x.w, x.w * x.h, 1)
+    if x.dims == 4 and x.d != 1:
+        raise ShapeError(f"{type_name} takes (c, h, w) input; got 4-D {x.numpy_shape()} with depth > 1 "
+                         "(use Convolution3D)")
+    return x, Plane(x.c * x.elempack, x.h, x.w, x.w * x.h, x.elempack)
+
+
+def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, depthwise: bool,
+                deconv: bool):
+    """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
+
+    `shape` is (num_output, outh, outw), (num_output, outw) for Convolution1D or
+    (num_output,) for the flat 1x1 path; the packing axis is num_output either way.
+    """
+    num_output = shape[0]
+    outh, outw = (shape[1], shape[2]) if len(shape) == 3 else (1, shape[-1] if len(shape) == 2 else 1)
+    ep = out_elempack(num_output, opt)
+    fp16 = storage_is_fp16(x)
+    act = activation_specs(layer.activation_type, layer.activation_params)
+    bias = layer.bias_gpu
+    if depthwise:
+        if plane.elempack != ep:  # depthwise keeps channels in place: input and output pack alike
+            x = cmd.vkdev.convert_packing(x, ep, cmd, opt)
+            plane = Plane(plane.channels, plane.h, plane.w, plane.cstep, ep)
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        items = num_output // ep
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, outw * outh, items,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value]
+        lx = min(16, _pow2_ceil(outw))
+        ly = min(max(1, 64 // lx), _pow2_ceil(outh))
+        lz = min(max(1, 64 // (lx * ly)), _pow2_ceil(items))
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, (lx, ly, lz),
+                                   {"PACK4": int(ep == 4), "DECONV": int(deconv)})
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
+        return top
+    top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+    group = layer.group
+    m, n = num_output // group, outw * outh
+    specs = geometry.specs() + [int(bias is not None)] + act + [
+        plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, outw * outh, ep,
+        plane.channels // group, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
+    lx, ly, tm = conv_tile(m, n)
+    pipeline = cached_pipeline(layer, "convolution", fp16, specs, (lx, ly, 1), {"DECONV": int(deconv), "TM": tm})
+    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [],
+                        (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group))
+    return top
+
+
+def conv_tile(m: int, n: int) -> tuple[int, int, int]:
+    """(lx, ly, TM) for convolution.comp: tiles of TM*ly output channels x 4*lx pixels.
+
+    With enough output channels each invocation keeps 8 of them (TM=8): every value it
+    reads from shared memory then feeds twice the multiply-adds."""
+    if m >= 32:
+        ly = min(8, _pow2_ceil(-(-m // 8)))
+        return max(4, min(_pow2_ceil(-(-n // 4)), 32, 256 // ly)), ly, 8
+    lx, ly = gemm_tile(m, n)
+    return lx, ly, 4
+
+
+def _pow2_ceil(n: int) -> int:
+    return 1 << max(int(n) - 1, 0).bit_length()

@@ -18,6 +18,9 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
 
+from .convolution import ConvGeometry, Plane, check_weight_storage, record_conv
+from .gemm import forget_pipelines
+
 
 @register_layer("Convolution1D")
 class Convolution1D(Layer):
@@ -25,6 +28,8 @@ class Convolution1D(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.num_output = pd.get(0, 0)
@@ -41,6 +46,7 @@ class Convolution1D(Layer):
         self.dynamic_weight = pd.get(19, 0)
         if self.dynamic_weight:
             self.one_blob_only = False
+            self.support_vulkan = False  # weights that arrive as blobs run on numpy
         if self.num_output <= 0:
             raise ParamError(f"num_output (0) must be positive, got {self.num_output}")
         if self.stride_w <= 0 or self.dilation_w <= 0:
@@ -91,6 +97,49 @@ class Convolution1D(Layer):
                              f"kernel extent {extent}")
         out = conv.conv2d(xp, wmat, (1, kernel_w), (1, self.stride_w), (1, self.dilation_w), bias)
         return [fused_activation(out[:, 0, :], self.activation_type, self.activation_params)]
+
+    # -- GPU -----------------------------------------------------------------------------------
+    # A sequence is a one-row image: the 2-D convolution shader with kernel_h = 1, reading
+    # the (channels, length) tensor as `channels` planes of 1 x length.
+    group = 1
+
+    def create_pipeline(self, opt) -> int:
+        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
+
+    def destroy_pipeline(self, opt) -> int:
+        forget_pipelines(self)
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        """[outc][inc][kw] as the shader reads it: [outc][kw][inc]."""
+        weight = self.weight_mat.reshape(self.num_output, self.num_input, self.kernel_w).transpose(0, 2, 1)
+        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
+        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        check_weight_storage(self, x)
+        shape = x.numpy_shape()
+        if x.dims == 1:
+            plane = Plane(1, 1, shape[0], shape[0], 1)
+        elif x.dims == 2 or (x.dims == 3 and shape[0] == 1):
+            if x.dims == 3:
+                plane = Plane(shape[1], 1, shape[2], shape[2], 1)   # (1, h, w) is (h, w)
+            else:
+                plane = Plane(shape[0], 1, shape[1], shape[1], x.elempack)
+        else:
+            raise ShapeError(f"Convolution1D takes (channels, length) input, got {x.dims}-D {shape}")
+        if plane.channels != self.num_input:
+            raise ShapeError(f"input has {plane.channels} channels (rows) but the weights expect {self.num_input}")
+        left, right = self._pads(plane.w, self.kernel_w)
+        extent = conv.kernel_extent(self.kernel_w, self.dilation_w)
+        padded = plane.w + left + right
+        if padded < extent:
+            raise ShapeError(f"input length {plane.w} (padded {padded}) is shorter than the kernel extent {extent}")
+        outw = (padded - extent) // self.stride_w + 1
+        geometry = ConvGeometry(self.kernel_w, 1, self.dilation_w, 1, self.stride_w, 1, 0, left, self.pad_value)
+        return [record_conv(self, cmd, opt, x, plane, (self.num_output, outw), geometry, False, deconv=False)]
 
     def _pads(self, length: int, kernel_w: int) -> tuple[int, int]:
         if self.pad_left > 0 or self.pad_right > 0:

@@ -11,12 +11,17 @@
    [woff, hoff, coff, outw, outh, outc] (1-3 dims) or [woff, hoff, doff, coff, outw,
    outh, outd, outc] (4 dims).
 A box that leaves the blob is an error (ncnn would read past its buffer).
+
+GPU: a strided copy of the box (shaders/gather.comp), a view when the box is the whole
+blob. Form 4 (the box read from the 2nd input's *data*) decides the output shape from
+device data, which a recorded plan cannot do: that form runs on the CPU path.
 """
 
 import numpy as np
 
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
 
 OPEN = -233
@@ -29,6 +34,9 @@ class Crop(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True  # the copy reads either elempack
 
     def load_param(self, pd) -> int:
         self.offset = {"w": pd.get(0, 0), "h": pd.get(1, 0), "d": pd.get(13, 0), "c": pd.get(2, 0)}
@@ -46,6 +54,8 @@ class Crop(Layer):
                                and not self.numpy_style and not self.use_expr)
         if self.reference_form:
             self.one_blob_only = False
+            # woffset = -233: the box is the 2nd input's int32 data, known only when it has run
+            self.support_vulkan = self.offset["w"] != OPEN
         if self.use_expr and max(shape.count_expression_blobs(e) for e in
                                  (self.starts_expr, self.ends_expr, self.axes_expr)) > 1:
             self.one_blob_only = False
@@ -116,17 +126,36 @@ class Crop(Layer):
             return self._reference_box(x, bottoms[1])
         return self._param_box(x)
 
-    def forward_cpu(self, bottoms, opt):
+    def _checked_box(self, bottoms) -> list[tuple[int, int]]:
+        """(offset, size) per numpy axis of the first input, checked to fit in it."""
         x = bottoms[0]
         if not 1 <= x.ndim <= 4:
             raise ShapeError(f"Crop takes a 1-D to 4-D blob, got shape {x.shape}")
         box = self._box(bottoms)
-        index = []
+        out = []
         for letter, n in zip(AXES_OF_DIMS[x.ndim], x.shape):
             offset, size = box.get(letter, (0, n))
             if offset < 0 or size <= 0 or offset + size > n:
                 raise ShapeError(f"Crop: box {letter} = [{offset}, {offset + size}) does not fit in "
                                  f"0..{n} of input {x.shape}")
-            index.append(slice(offset, offset + size))
-        y = x[tuple(index)]
+            out.append((int(offset), int(size)))
+        return out
+
+    def forward_cpu(self, bottoms, opt):
+        x = bottoms[0]
+        index = tuple(slice(offset, offset + size) for offset, size in self._checked_box(bottoms))
+        y = x[index]
         return [x if y.shape == x.shape else np.ascontiguousarray(y)]
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        in_shape = x.numpy_shape()
+        box = self._checked_box([gather.fake(b.numpy_shape()) for b in bottoms])
+        out_shape = tuple(size for _, size in box)
+        if out_shape == in_shape:
+            return [gather.view(x, in_shape)]
+        in_strides = gather.c_strides(in_shape)
+        base = sum(offset * stride for (offset, _), stride in zip(box, in_strides))
+        top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt), x.scalar_size(), cmd, opt)
+        gather.record_strided_copy(cmd, x, top, out_shape, in_strides, gather.c_strides(out_shape), src_base=base)
+        return [top]

@@ -22,6 +22,9 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
 
+from .convolution import ConvGeometry, check_weight_storage, conv_input_planes, record_conv
+from .gemm import forget_pipelines
+
 
 @register_layer("Deconvolution")
 class Deconvolution(Layer):
@@ -29,6 +32,8 @@ class Deconvolution(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
         self.group = 1
 
     def load_param(self, pd) -> int:
@@ -56,6 +61,7 @@ class Deconvolution(Layer):
         if self.dynamic_weight:
             self.one_blob_only = False
         self._check_params()
+        self.support_vulkan = not self.dynamic_weight  # weights that arrive as blobs run on numpy
         return 0
 
     def _load_group(self, pd) -> int:
@@ -154,3 +160,56 @@ class Deconvolution(Layer):
             if bias.size != outc:
                 raise ShapeError(f"dynamic bias has {bias.size} values, expected {outc}")
         return bottoms[0], wmat, (kh, kw), bias, inc_g
+
+    # -- GPU -----------------------------------------------------------------------------------
+    # The shaders gather instead of scattering (convolution.comp / convolutiondepthwise.comp
+    # with DECONV=1): each output pixel sums the input pixels whose kernel window covers it,
+    # so no two invocations write the same place, and the cut is just an offset.
+    def create_pipeline(self, opt) -> int:
+        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
+
+    def destroy_pipeline(self, opt) -> int:
+        forget_pipelines(self)
+        return 0
+
+    @property
+    def _gpu_depthwise(self) -> bool:
+        return self.num_input_g == 1 and self.num_output == self.group
+
+    def upload_model(self, cmd, opt) -> int:
+        """weight_mat is (g, outc_g*kh*kw, inc_g): already [g][oc][tap][ic]; depthwise as [tap][c]."""
+        if self._gpu_depthwise:
+            weight = self.weight_mat.reshape(self.group, self.kernel_h * self.kernel_w).T
+        else:
+            weight = self.weight_mat
+        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
+        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        check_weight_storage(self, x)
+        if x.dims == 4:
+            raise ShapeError(f"{self.type or 'Deconvolution'} takes (c, h, w) input; got 4-D "
+                             f"{x.numpy_shape()} (use Deconvolution3D, or Reshape to 3-D)")
+        x, plane = conv_input_planes(x, cmd, opt, False, self.type or "Deconvolution")
+        if plane.channels != self.num_input_g * self.group:
+            raise ShapeError(f"input has {plane.channels} channels but the weights expect "
+                             f"{self.num_input_g * self.group} ({self.num_input_g} per group x {self.group} groups)")
+        full_h = (plane.h - 1) * self.stride_h + conv.kernel_extent(self.kernel_h, self.dilation_h) + \
+            self.output_pad_bottom
+        full_w = (plane.w - 1) * self.stride_w + conv.kernel_extent(self.kernel_w, self.dilation_w) + \
+            self.output_pad_right
+        pads = (self.pad_left, self.pad_right, self.pad_top, self.pad_bottom)
+        # where ncnn's cut lands: cut an index grid of the full output the way the CPU path cuts
+        grid = np.arange(full_h * full_w, dtype=np.int64).reshape(1, full_h, full_w)
+        cut = conv.deconv_cut(grid, pads, (self.output_h, self.output_w))
+        if cut is None:
+            raise ShapeError(f"cannot cut the {full_h}x{full_w} output to pads {pads} / output "
+                             f"size {self.output_h}x{self.output_w}: output_w/h need pad -233 or -234 and "
+                             "must not exceed the full output (ncnn gives no result or garbage)")
+        top, left = divmod(int(cut[0, 0, 0]), full_w)
+        geometry = ConvGeometry(self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w,
+                                self.stride_h, top, left)
+        shape = (self.num_output, cut.shape[1], cut.shape[2])
+        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_depthwise, deconv=True)]

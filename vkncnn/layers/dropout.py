@@ -1,7 +1,12 @@
-"""Dropout at inference: y = x * scale (identity when scale is 1, the default)."""
+"""Dropout at inference: y = x * scale (identity when scale is 1, the default).
+
+GPU: a view of the input when scale is 1 (no copy), else shaders/dropout.comp, which
+scales the buffer scalar by scalar whatever its elempack.
+"""
 
 import numpy as np
 
+from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
 
 
@@ -11,6 +16,9 @@ class Dropout(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True
 
     def load_param(self, pd) -> int:
         self.scale = pd.get(0, 1.0)
@@ -20,3 +28,13 @@ class Dropout(Layer):
         if self.scale == 1.0:
             return [bottoms[0]]
         return [bottoms[0] * np.float32(self.scale)]
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        if self.scale == 1.0:
+            return [gather.view(x, x.numpy_shape())]
+        top = gather.new_like_shape(x.numpy_shape(), x.elempack, x.scalar_size(), cmd, opt)
+        n = x.total() * x.elempack
+        pipeline = gather.builtin_pipeline(cmd.vkdev, "dropout", gather.is_fp16(x), None, [float(self.scale)])
+        cmd.record_pipeline(pipeline, [x, top], [n], gather.flat_grid(n))
+        return [top]

@@ -1,6 +1,7 @@
 """Exp: y = base ^ (shift + x * scale), with base = -1 meaning e."""
 
 from vkncnn.cpu_fallback import activation
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 
@@ -10,6 +11,8 @@ class Exp(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.base = pd.get(0, -1.0)
@@ -19,3 +22,11 @@ class Exp(Layer):
 
     def forward_cpu(self, bottoms, opt):
         return [activation.exp_layer(bottoms[0], self.base, self.scale, self.shift)]
+
+    # -- GPU: unaryop.comp with op EXP --
+    def create_pipeline(self, opt) -> int:
+        self.gpu_op = elementwise.unary_gpu(self, opt, elementwise.EXP, self.base, self.scale, self.shift)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        return [self.gpu_op.forward(bottoms[0], cmd, opt)]

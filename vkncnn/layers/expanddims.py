@@ -3,9 +3,13 @@
 
 ncnn reads the legacy expand_w/h/d/c flags but only `axes` has an effect: kept so.
 A result beyond 4 dims leaves the blob unchanged, as ncnn does.
+
+GPU: a view of the same buffer when the bytes agree (always in elempack 1), else a
+repacking copy (shaders/gather.comp).
 """
 
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
 
 
@@ -15,22 +19,33 @@ class ExpandDims(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True  # a view or a copy, from either elempack
 
     def load_param(self, pd) -> int:
         self.flags = {"w": pd.get(0, 0), "h": pd.get(1, 0), "d": pd.get(11, 0), "c": pd.get(2, 0)}
         self.axes = pd.get_int_array(3)
         return 0
 
-    def forward_cpu(self, bottoms, opt):
-        x = bottoms[0]
-        out_ndim = x.ndim + len(self.axes)
+    def _out_shape(self, in_shape: tuple) -> tuple:
+        out_ndim = len(in_shape) + len(self.axes)
         if len(self.axes) == 0 or out_ndim > 4:
-            return [x]
+            return tuple(in_shape)
         positions = set()
         for a in self.axes:
             a = int(a) + out_ndim if a < 0 else int(a)
             if not 0 <= a < out_ndim or a in positions:
                 raise ShapeError(f"ExpandDims: axes {list(self.axes)} do not fit a {out_ndim}-D result")
             positions.add(a)
-        dims = iter(x.shape)
-        return [x.reshape(tuple(1 if i in positions else next(dims) for i in range(out_ndim)))]
+        dims = iter(in_shape)
+        return tuple(1 if i in positions else next(dims) for i in range(out_ndim))
+
+    def forward_cpu(self, bottoms, opt):
+        x = bottoms[0]
+        out = self._out_shape(x.shape)
+        return [x if out == x.shape else x.reshape(out)]
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        return [gather.reshape_to(x, self._out_shape(x.numpy_shape()), cmd, opt)]

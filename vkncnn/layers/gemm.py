@@ -291,6 +291,16 @@ def _pow2_ceil(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
 
 
+def gemm_tile(m: int, n: int) -> tuple[int, int]:
+    """Workgroup (lx, ly) of the tiled kernels (gemm.comp MODE 0, convolution.comp): the tile is
+    4*ly rows x 4*lx columns. As large as the product allows (each value loaded into shared
+    memory then serves more multiply-adds), within the shaders' shared arrays (4*ly <= 64,
+    4*lx <= 128) and 256 invocations."""
+    ly = min(16, _pow2_ceil(-(-m // 4)))
+    lx = max(4, min(_pow2_ceil(-(-n // 4)), 32, 256 // ly))
+    return lx, ly
+
+
 def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, b: GemmOperand,
                 c: GemmOperand | None, out: GemmOperand, batch: int = 1, batch_inner: int = 1,
                 alpha: float = 1.0, beta: float = 1.0, activation=(0, 0.0, 0.0)) -> None:
@@ -312,8 +322,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         global_size = (n, m, batch)
     else:
         mode = 0        # tiled through shared memory
-        ly = min(16, _pow2_ceil(-(-m // 4)))
-        lx = max(4, min(_pow2_ceil(-(-n // 4)), 32, 256 // ly))
+        lx, ly = gemm_tile(m, n)
         local = (lx, ly, 1)
         global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
     specs = list(activation) + [int(c is not None), a.elempack, out.elempack]

@@ -2,11 +2,18 @@
 elements, then gamma[c], beta[c] per channel when affine.
 
 The channel axis is numpy axis 0: w of a 1-D blob, h of 2-D, c of 3-D/4-D.
+
+GPU: per-group (mean, var) by the row reducer (a row = a run of whole channels,
+reduction_rows.comp), then normalize_rows.comp with the per-channel affine. A pack4 input
+whose groups are not whole items (channels per group not a multiple of 4) is repacked
+to pack1 first.
 """
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
+
+from . import _rows_gpu as rows
 
 
 @register_layer("GroupNorm")
@@ -15,6 +22,8 @@ class GroupNorm(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.group = pd.get(0, 1)
@@ -38,3 +47,29 @@ class GroupNorm(Layer):
             raise ShapeError(f"GroupNorm has {self.channels} channels, the input {x.shape} has "
                              f"{x.shape[0]} along its channel axis")
         return [norm.groupnorm(x, self.group, self.eps, self.gamma_data, self.beta_data)]
+
+    # -- GPU ----------------------------------------------------------------------------
+    def create_pipeline(self, opt) -> int:
+        if self.vkdev is None:
+            return 0
+        self.normalizer = rows.RowNormalizer(self.vkdev, opt, rows.OP_MOMENTS, rows.FIN_MOMENTS,
+                                             affine_index=2 if self.affine else 0, has_beta=True)
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        self.gamma_gpu = self.beta_gpu = None
+        if self.affine:
+            self.gamma_gpu = cmd.record_upload(self.gamma_data, opt)
+            self.beta_gpu = cmd.record_upload(self.beta_data, opt)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        shape = x.numpy_shape()
+        if shape[0] != self.channels:
+            raise ShapeError(f"GroupNorm has {self.channels} channels, the input {shape} has "
+                             f"{shape[0]} along its channel axis")
+        if (self.channels // self.group) % x.elempack:
+            x = cmd.vkdev.convert_packing(x, 1, cmd, opt)  # a pack4 item would span two groups
+        layout = rows.channel_groups_layout(x, self.group)
+        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, self.beta_gpu)]

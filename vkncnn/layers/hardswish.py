@@ -2,6 +2,7 @@
 PyTorch's hardswish is alpha 1/6, beta 0.5)."""
 
 from vkncnn.cpu_fallback import activation
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 
@@ -11,6 +12,8 @@ class HardSwish(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.alpha = pd.get(0, 0.2)
@@ -19,3 +22,11 @@ class HardSwish(Layer):
 
     def forward_cpu(self, bottoms, opt):
         return [activation.hardswish(bottoms[0], self.alpha, self.beta)]
+
+    # -- GPU: unaryop.comp with op HARDSWISH --
+    def create_pipeline(self, opt) -> int:
+        self.gpu_op = elementwise.unary_gpu(self, opt, elementwise.HARDSWISH, self.alpha, self.beta)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        return [self.gpu_op.forward(bottoms[0], cmd, opt)]

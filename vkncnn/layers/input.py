@@ -1,5 +1,10 @@
-"""Input: names a net input. Its w/h/d/c params are shape hints only, as in ncnn."""
+"""Input: names a net input. Its w/h/d/c params are shape hints only, as in ncnn.
 
+The extractor provides the blob, so an Input layer normally never runs; if it does
+(a graph that feeds it), it passes its inputs through, on the GPU as views.
+"""
+
+from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
 
 
@@ -10,6 +15,8 @@ class Input(Layer):
         self.one_blob_only = True
         self.support_inplace = True
         self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True
 
     def load_param(self, pd) -> int:
         self.w = pd.get(0, 0)
@@ -22,4 +29,5 @@ class Input(Layer):
         return list(bottoms)
 
     def forward_gpu(self, bottoms, cmd, opt):
-        return list(bottoms)
+        # new VkMat objects: the runtime may release an input and keep the output
+        return [gather.view(x, x.numpy_shape()) for x in bottoms]

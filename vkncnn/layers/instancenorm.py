@@ -1,9 +1,15 @@
 """InstanceNorm: each channel of a 3-D/4-D blob normalised over its own (d, h, w):
-(x - mean) / sqrt(var + eps), then gamma[c], beta[c] when affine."""
+(x - mean) / sqrt(var + eps), then gamma[c], beta[c] when affine.
+
+GPU: per-channel (mean, var) by the row reducer (reduction_rows.comp), then
+normalize_rows.comp applies them and the per-channel affine.
+"""
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
 from vkncnn.layer import Layer, register_layer
+
+from . import _rows_gpu as rows
 
 
 @register_layer("InstanceNorm")
@@ -12,6 +18,8 @@ class InstanceNorm(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.channels = pd.get(0, 0)
@@ -34,3 +42,29 @@ class InstanceNorm(Layer):
             raise ShapeError(f"InstanceNorm has {self.channels} channels, the input {x.shape} "
                              f"has {x.shape[0]}")
         return [norm.instancenorm(x, self.eps, self.gamma_data, self.beta_data)]
+
+    # -- GPU ----------------------------------------------------------------------------
+    def create_pipeline(self, opt) -> int:
+        if self.vkdev is None:
+            return 0
+        self.normalizer = rows.RowNormalizer(self.vkdev, opt, rows.OP_MOMENTS, rows.FIN_MOMENTS,
+                                             affine_index=2 if self.affine else 0, has_beta=True)
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        self.gamma_gpu = self.beta_gpu = None
+        if self.affine:
+            self.gamma_gpu = cmd.record_upload(self.gamma_data, opt)
+            self.beta_gpu = cmd.record_upload(self.beta_data, opt)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        shape = x.numpy_shape()
+        if x.dims < 3:
+            raise ShapeError(f"InstanceNorm takes a 3-D or 4-D blob, got shape {shape}")
+        if shape[0] != self.channels:
+            raise ShapeError(f"InstanceNorm has {self.channels} channels, the input {shape} "
+                             f"has {shape[0]}")
+        layout = rows.numpy_axes_layout(x, range(1, x.dims))
+        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, self.beta_gpu)]

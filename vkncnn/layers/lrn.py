@@ -4,11 +4,18 @@ region_type 0 (across channels): the window is local_size channels starting
 local_size/2 before q, at the same position, n = local_size. region_type 1 (within
 channel): a local_size x local_size square in the (h, w) plane, n = local_size^2.
 Windows are zero padded. 1-D and 2-D blobs are a single channel.
+
+GPU: shaders/lrn.comp, one invocation per element summing its window directly (pack1 or
+pack4; windows are small).
 """
+
+import numpy as np
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
+
+from . import _rows_gpu as rows
 
 
 @register_layer("LRN")
@@ -17,6 +24,8 @@ class LRN(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.region_type = pd.get(0, 0)
@@ -36,3 +45,30 @@ class LRN(Layer):
             # first depth slice of each channel, which no caller can want
             raise ShapeError(f"LRN takes 1-D to 3-D blobs, got shape {bottoms[0].shape}")
         return [norm.lrn(bottoms[0], self.region_type, self.local_size, self.alpha, self.beta, self.bias)]
+
+    # -- GPU ----------------------------------------------------------------------------
+    def create_pipeline(self, opt) -> int:
+        if self.vkdev is None:
+            return 0
+        from vkncnn.gpu.pipeline import Pipeline
+
+        self.pipeline = Pipeline(self.vkdev)
+        self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
+        self.pipeline.create("lrn", opt, [self.region_type])
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        from vkncnn.gpu.vkmat import VkMat
+
+        x = bottoms[0]
+        if x.dims > 3:
+            raise ShapeError(f"LRN takes 1-D to 3-D blobs, got shape {x.numpy_shape()}")
+        n = self.local_size if self.region_type == norm.LRN_ACROSS_CHANNELS else self.local_size ** 2
+        top = VkMat.create_like(x, cmd.blob_allocator(opt))
+        total = top.total() * top.elempack
+        a = rows.padded_shape(x)
+        cmd.record_pipeline(self.pipeline, [x, top],
+                            [total, a[0], a[1], a[2], x.dims, x.elempack, self.local_size,
+                             float(np.float32(self.alpha / n)), float(self.beta), float(self.bias)],
+                            rows.flat_dispatch(total))
+        return [top]

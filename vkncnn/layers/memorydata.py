@@ -2,10 +2,16 @@
 
 Shape params w, h, d, c (innermost-first); the highest one set decides the dims
 (all 0: one value, not read from the .bin). load_type is the ModelBin type: 1 raw fp32 (default), 0 tagged.
+
+GPU: the blob is uploaded once, at load (upload_model), in the storage precision and
+packing the net's options ask for; each forward hands out a view of that buffer, so the
+runtime may release it after its consumers without freeing the constant.
 """
 
 import numpy as np
 
+from vkncnn.gpu import gather
+from vkncnn.gpu.vkmat import storage_dtype
 from vkncnn.layer import Layer, register_layer
 
 
@@ -15,6 +21,9 @@ class MemoryData(Layer):
         super().__init__()
         self.one_blob_only = False
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.data_gpu = None
 
     def load_param(self, pd) -> int:
         self.w = pd.get(0, 0)
@@ -41,3 +50,21 @@ class MemoryData(Layer):
 
     def forward_cpu(self, bottoms, opt):
         return [self.data]
+
+    # -- GPU ------------------------------------------------------------------------------------
+    def upload_model(self, cmd, opt) -> int:
+        self.data_gpu = cmd.record_upload(self.data, opt, elempack=gather.output_elempack(self.data.shape, opt))
+        return 0
+
+    def destroy_pipeline(self, opt) -> int:
+        if self.data_gpu is not None:
+            self.data_gpu.release()
+            self.data_gpu = None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        stored = self.data_gpu
+        if stored is None or stored.scalar_size() != storage_dtype(np.float32, opt, cmd.vkdev).itemsize:
+            # this extractor stores another precision than the net did at load: a per-plan copy
+            return [cmd.record_upload(self.data, opt, elempack=gather.output_elempack(self.data.shape, opt))]
+        return [gather.view(stored, stored.numpy_shape())]

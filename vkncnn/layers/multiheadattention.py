@@ -22,7 +22,18 @@ import numpy as np
 
 from vkncnn.cpu_fallback import attention
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
+
+from .gemm import (
+    GemmOperand,
+    as_pack1,
+    cached_pipeline,
+    forget_pipelines,
+    out_elempack,
+    record_gemm,
+    storage_is_fp16,
+)
 
 
 @register_layer("MultiHeadAttention")
@@ -31,6 +42,8 @@ class MultiHeadAttention(Layer):
         super().__init__()
         self.one_blob_only = False
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.embed_dim = pd.get(0, 0)
@@ -109,6 +122,138 @@ class MultiHeadAttention(Layer):
             return [y, np.ascontiguousarray(xk, np.float32), np.ascontiguousarray(xv, np.float32)]
         return [y]
 
+    # -- GPU -----------------------------------------------------------------------------------
+    # Six dispatches, all but one of shaders/gemm.comp, whose strides do every head split
+    # and merge (no transposes are materialised):
+    #   xq = (q Wq^T + bq) * scale                     (q_len, embed)
+    #   xk, xv = k Wk^T + bk, v Wv^T + bv, per head    (heads, kv_len, head_dim), after any cache
+    #   scores = xq_h xk_h^T + mask, per head          (heads, q_len, kv_len)
+    #   softmax over kv_len, in place                  (multiheadattention_softmax.comp)
+    #   merged = scores_h xv_h, per head               (q_len, embed): head h in columns h*head_dim..
+    #   y = merged Wout^T + bout                       (q_len, qdim)
+    def create_pipeline(self, opt) -> int:
+        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
+
+    def destroy_pipeline(self, opt) -> int:
+        forget_pipelines(self)
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        def up(a):
+            return cmd.record_upload(np.ascontiguousarray(a, np.float32), opt)
+
+        self.gpu_weights = {name: (up(getattr(self, f"{name}_weight")), up(getattr(self, f"{name}_bias")))
+                            for name in ("q", "k", "v", "out")}
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        n_qkv = len(bottoms) - self.attn_mask - 2 * self.kv_cache
+        if n_qkv not in (1, 2, 3):
+            raise ShapeError(f"MultiHeadAttention (attn_mask={self.attn_mask}, kv_cache={self.kv_cache}) "
+                             f"takes {1 + self.attn_mask + 2 * self.kv_cache}-{3 + self.attn_mask + 2 * self.kv_cache} "
+                             f"inputs, got {len(bottoms)}")
+        blobs = [as_pack1(x, cmd, opt) if not x.empty() else x for x in bottoms]
+        q, q_len = self._gpu_rows(blobs[0], self.qdim, "q")
+        k, k_len = self._gpu_rows(blobs[0 if n_qkv == 1 else 1], self.kdim, "k")
+        v, v_len = self._gpu_rows(blobs[min(n_qkv - 1, 2)], self.vdim, "v")
+        if k_len != v_len:
+            raise ShapeError(f"k has {k_len} rows but v has {v_len}")
+        fp16 = storage_is_fp16(q)
+        scalar = q.scalar_size()
+        alloc = cmd.blob_allocator(opt)
+        heads, embed = self.num_heads, self.embed_dim
+        hd = embed // heads
+
+        def linear(x, rows, in_dim, name, out, alpha=1.0):
+            weight, bias = self.gpu_weights[name]
+            record_gemm(self, cmd, fp16, rows, out.n, in_dim, GemmOperand(x, in_dim, 1),
+                        GemmOperand(weight, 1, in_dim, s_bh=out.w_step * in_dim),
+                        GemmOperand(bias, 0, 1, s_bh=out.w_step), out.operand, batch=out.batch, alpha=alpha)
+
+        xq = VkMat.for_numpy_shape((q_len, embed), 1, scalar, alloc)
+        linear(q, q_len, self.qdim, "q", _Out(GemmOperand(xq, embed, 1), embed, 1, 0), alpha=self.scale)
+
+        past_k = past_v = None
+        if self.kv_cache:
+            base = n_qkv + self.attn_mask
+            past_k, past_v = self._gpu_cache(blobs[base], "k"), self._gpu_cache(blobs[base + 1], "v")
+        if past_k is not None and n_qkv > 1:
+            # cross-attention: the cache already holds the encoded source; hand out copies
+            xk, xv = cmd.record_clone(past_k, opt), cmd.record_clone(past_v, opt)
+            kv_len = past_k.h
+        else:
+            past = past_k.h if past_k is not None else 0
+            kv_len = past + k_len
+            xk = VkMat.for_numpy_shape((heads, kv_len, hd), 1, scalar, alloc)
+            xv = VkMat.for_numpy_shape((heads, kv_len, hd), 1, scalar, alloc)
+            for x, rows, dim, name, dst, cached in ((k, k_len, self.kdim, "k", xk, past_k),
+                                                    (v, v_len, self.vdim, "v", xv, past_v)):
+                if cached is not None:
+                    self._record_copy_past(cmd, fp16, cached, dst)
+                out = GemmOperand(dst, hd, 1, s_bh=kv_len * hd, off=past * hd)
+                linear(x, rows, dim, name, _Out(out, hd, heads, hd))
+
+        # scores (heads, q_len, kv_len) = xq_h xk_h^T (+ mask through the C operand)
+        scores = VkMat.for_numpy_shape((heads, q_len, kv_len), 1, scalar, alloc)
+        mask = self._gpu_mask(blobs[n_qkv], heads, q_len, kv_len) if self.attn_mask else None
+        record_gemm(self, cmd, fp16, q_len, kv_len, hd, GemmOperand(xq, embed, 1, s_bh=hd),
+                    GemmOperand(xk, 1, hd, s_bh=kv_len * hd), mask,
+                    GemmOperand(scores, kv_len, 1, s_bh=q_len * kv_len), batch=heads)
+        rows = heads * q_len
+        lx = min(256, max(32, 1 << (kv_len - 1).bit_length()))
+        gx = min(rows, 32768)
+        softmax = cached_pipeline(self, "multiheadattention_softmax", fp16, [], (lx, 1, 1))
+        cmd.record_pipeline(softmax, [scores], [rows, kv_len], (gx * lx, -(-rows // gx), 1))
+
+        # merged (q_len, embed) = scores_h xv_h, written straight into head h's columns
+        merged = VkMat.for_numpy_shape((q_len, embed), 1, scalar, alloc)
+        record_gemm(self, cmd, fp16, q_len, hd, kv_len, GemmOperand(scores, kv_len, 1, s_bh=q_len * kv_len),
+                    GemmOperand(xv, hd, 1, s_bh=kv_len * hd), None, GemmOperand(merged, embed, 1, s_bh=hd),
+                    batch=heads)
+        ep = out_elempack(q_len, opt)
+        top = VkMat.for_numpy_shape((q_len, self.qdim), ep, scalar, alloc)
+        linear(merged, q_len, embed, "out", _Out(GemmOperand(top, self.qdim * ep, ep, elempack=ep), self.qdim, 1, 0))
+        for t in (xq, scores, merged):
+            t.release()  # back to the pool once the recorded commands are done with them
+        return [top, xk, xv] if self.kv_cache else [top]
+
+    def _gpu_rows(self, x, dim: int, name: str):
+        shape = x.numpy_shape()
+        if len(shape) == 1:
+            shape = (1, shape[0])
+        if len(shape) != 2 or shape[1] != dim:
+            raise ShapeError(f"{name} must be (seq_len, {dim}), got {x.numpy_shape()}")
+        return x, shape[0]
+
+    def _gpu_cache(self, x, name: str):
+        """A cached k/v blob as a (heads, past_len, head_dim) VkMat, or None when empty."""
+        if x.empty():
+            return None
+        shape = x.numpy_shape()
+        head_dim = self.embed_dim // self.num_heads
+        if len(shape) == 2 and self.num_heads == 1:
+            shape = (1,) + shape
+        if len(shape) != 3 or shape[0] != self.num_heads or shape[2] != head_dim:
+            raise ShapeError(f"cached {name} must be (num_heads={self.num_heads}, past_len, "
+                             f"head_dim={head_dim}), got {x.numpy_shape()}")
+        return x if x.dims == 3 else x.reshape(shape[2], shape[1], 1, shape[0], 3)
+
+    def _record_copy_past(self, cmd, fp16: bool, past, dst) -> None:
+        block = past.h * past.w
+        pipeline = cached_pipeline(self, "multiheadattention_copy", fp16, [], (64, 1, 1))
+        cmd.record_pipeline(pipeline, [past, dst], [block, past.c, dst.h * dst.w], (block, past.c, 1))
+
+    def _gpu_mask(self, mask, heads: int, q_len: int, kv_len: int) -> GemmOperand:
+        """The additive mask as gemm.comp's C operand: numpy broadcasting through zero strides."""
+        shape = mask.numpy_shape()
+        full = (heads, q_len, kv_len)
+        if len(shape) > 3 or any(s not in (1, f) for s, f in zip(shape[::-1], full[::-1])):
+            raise ShapeError(f"attention mask {shape} does not broadcast against "
+                             f"(heads, q_len, kv_len) = {full}")
+        padded = (1,) * (3 - len(shape)) + tuple(shape)
+        strides = [int(np.prod(padded[i + 1:])) if padded[i] > 1 else 0 for i in range(3)]
+        return GemmOperand(mask, strides[1], strides[2], s_bh=strides[0])
+
     @staticmethod
     def _rows(x: np.ndarray, dim: int, name: str) -> np.ndarray:
         x = np.asarray(x, np.float32)
@@ -130,3 +275,13 @@ class MultiHeadAttention(Layer):
             raise ShapeError(f"cached {name} must be (num_heads={self.num_heads}, past_len, "
                              f"head_dim={head_dim}), got {x.shape}")
         return x
+
+
+class _Out:
+    """Where a projection writes: the output operand, its width n, and, for a projection split
+    per head, the number of heads (the batch) and the weight/bias row step between heads."""
+
+    __slots__ = ("batch", "n", "operand", "w_step")
+
+    def __init__(self, operand, n: int, batch: int, w_step: int) -> None:
+        self.operand, self.n, self.batch, self.w_step = operand, n, batch, w_step

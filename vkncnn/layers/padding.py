@@ -26,6 +26,7 @@ class Padding(Layer):
         self.support_vulkan = True
         self.support_vulkan_packing = True
         self.support_vulkan_any_packing = True  # the shader reads either elempack
+        self.per_channel_gpu = None
 
     def load_param(self, pd) -> int:
         self.top = pd.get(0, 0)
@@ -116,9 +117,15 @@ class Padding(Layer):
             self.per_channel_gpu = cmd.record_upload(bits, opt, elempack=1)
         return 0
 
+    def destroy_pipeline(self, opt) -> int:
+        if self.per_channel_gpu is not None:
+            self.per_channel_gpu.release()
+            self.per_channel_gpu = None
+        return 0
+
     def forward_gpu(self, bottoms, cmd, opt):
         x = bottoms[0]
-        xshape = x.numpy_shape()
+        xshape = tuple(x.numpy_shape())
         ndim = len(xshape)
         pads = (self.top, self.bottom, self.left, self.right, self.front, self.behind)
         if not any(pads):
@@ -134,8 +141,11 @@ class Padding(Layer):
                  4: [none, (self.front, self.behind), (self.top, self.bottom), (self.left, self.right)]}.get(ndim)
         if edges is None:
             raise ShapeError(f"Padding takes a 1-D to 4-D blob, got shape {xshape}")
-        in4 = (1,) * (4 - ndim) + tuple(xshape)
+        # the blob as a logical 4-D (c, d, h, w) with extents of 1 where it has no axis
+        in4 = {1: (1, 1, 1) + xshape, 2: (1, 1) + xshape, 3: (xshape[0], 1) + xshape[1:], 4: xshape}[ndim]
         out4 = tuple(n + b + a for n, (b, a) in zip(in4, edges))
+        out_shape = {1: out4[3:], 2: out4[2:], 3: (out4[0],) + out4[2:], 4: out4}[ndim]
+        pack_axis = {1: 3, 2: 2, 3: 0, 4: 0}[ndim]  # numpy axis 0 of the blob
         if self.pad_type == shape.PAD_REFLECT:
             for n, (b, a) in zip(in4, edges):
                 if b or a:
@@ -148,9 +158,7 @@ class Padding(Layer):
             self._values(out4[0])  # enough values for every channel, or a ShapeError
             per_channel = 1
 
-        out_shape = out4[4 - ndim:]
         top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt), x.scalar_size(), cmd, opt)
-        pack_axis = 4 - ndim
         b, a = edges[pack_axis]
         vec4 = (x.elempack == 4 and top.elempack == 4 and b % 4 == 0 and a % 4 == 0
                 and (self.pad_type == shape.PAD_CONSTANT or b == a == 0))
@@ -164,6 +172,11 @@ class Padding(Layer):
         constants = [total, *out4, *in4, *befores, self.pad_type, float(self.value), per_channel,
                      gather.inner_of(xshape), gather.inner_of(out_shape), x.elempack, top.elempack]
         pipeline = gather.builtin_pipeline(cmd.vkdev, "padding", gather.is_fp16(x), {"VEC4": int(vec4)})
-        table = self.per_channel_gpu if per_channel else None
+        table = None
+        if per_channel:
+            table = self.per_channel_gpu
+            if table is None:  # not uploaded at load (no upload_model call): a per-plan copy
+                bits = np.ascontiguousarray(self.per_channel_pad_data, np.float32).view(np.int32)
+                table = cmd.record_upload(bits, opt, elempack=1)
         cmd.record_pipeline(pipeline, [x, top, table], constants, gather.flat_grid(total))
         return [top]

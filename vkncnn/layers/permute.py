@@ -3,12 +3,16 @@
 ncnn names each order innermost-first ("CWH": out w = in c, out h = in w, out c = in h);
 order_type 0-5 are the 3-D orders (0-1 for 2-D: WH, HW), 0-23 the 4-D ones. For 3-D and
 4-D blobs ncnn gives 0-5 the same letters with D inserted, e.g. 3 = CWH / DWHC.
+
+GPU: a strided copy whose source strides are the input's, taken in the new order
+(shaders/gather.comp); orders that keep the channel axis first move whole vec4 items.
 """
 
 import numpy as np
 
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ParamError, ShapeError
+from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
 
 
@@ -18,6 +22,9 @@ class Permute(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True  # the copy reads either elempack
 
     def load_param(self, pd) -> int:
         self.order_type = pd.get(0, 0)
@@ -25,22 +32,39 @@ class Permute(Layer):
             raise ParamError(f"Permute: order_type {self.order_type} is not 0-23")
         return 0
 
-    def forward_cpu(self, bottoms, opt):
-        x = bottoms[0]
-        if x.ndim == 1:
-            return [x]
-        if x.ndim == 2:
+    def _axes(self, ndim: int, in_shape: tuple) -> tuple:
+        """numpy transpose axes for this order on an `ndim`-D blob."""
+        if ndim == 1:
+            return (0,)
+        if ndim == 2:
             names = ("WH", "HW")
-        elif x.ndim == 3:
+        elif ndim == 3:
             names = shape.PERMUTE_ORDERS_3D
-        elif x.ndim == 4:
+        elif ndim == 4:
             names = shape.PERMUTE_ORDERS_4D
         else:
-            raise ShapeError(f"Permute takes a 1-D to 4-D blob, got shape {x.shape}")
+            raise ShapeError(f"Permute takes a 1-D to 4-D blob, got shape {in_shape}")
         if self.order_type >= len(names):
-            raise ShapeError(f"Permute: order_type {self.order_type} does not exist for a {x.ndim}-D blob "
+            raise ShapeError(f"Permute: order_type {self.order_type} does not exist for a {ndim}-D blob "
                              f"(0-{len(names) - 1})")
-        axes = shape.permute_axes(names[self.order_type])
+        return shape.permute_axes(names[self.order_type])
+
+    def forward_cpu(self, bottoms, opt):
+        x = bottoms[0]
+        axes = self._axes(x.ndim, x.shape)
         if axes == tuple(range(x.ndim)):
             return [x]
         return [np.ascontiguousarray(x.transpose(axes))]
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        in_shape = x.numpy_shape()
+        axes = self._axes(len(in_shape), in_shape)
+        if axes == tuple(range(len(in_shape))):
+            return [gather.view(x, in_shape)]
+        out_shape = tuple(in_shape[a] for a in axes)
+        in_strides = gather.c_strides(in_shape)
+        top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt), x.scalar_size(), cmd, opt)
+        gather.record_strided_copy(cmd, x, top, out_shape, [in_strides[a] for a in axes],
+                                   gather.c_strides(out_shape))
+        return [top]

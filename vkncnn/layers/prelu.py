@@ -6,6 +6,7 @@ ncnn's channel axis (numpy axis 0): w of a 1-D blob, h of 2-D, c of 3-D/4-D.
 
 from vkncnn.cpu_fallback import activation
 from vkncnn.errors import ParamError, ShapeError
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 
@@ -15,6 +16,8 @@ class PReLU(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.num_slope = pd.get(0, 0)
@@ -26,12 +29,37 @@ class PReLU(Layer):
         self.slope_data = mb.load(self.num_slope, 1)
         return 0
 
+    def check_input(self, shape: tuple) -> None:
+        if self.num_slope > 1 and shape[0] > self.num_slope:
+            raise ShapeError(f"PReLU has {self.num_slope} slopes but the input {shape} has "
+                             f"{shape[0]} channels along its channel axis")
+
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
         if self.num_slope == 1:
             return [activation.prelu(x, self.slope_data)]
-        if x.shape[0] > self.num_slope:
-            raise ShapeError(f"PReLU has {self.num_slope} slopes but the input {x.shape} has "
-                             f"{x.shape[0]} channels along its channel axis")
+        self.check_input(x.shape)
         # ncnn reads slope[q] for each channel q: extra slopes are simply unused
         return [activation.prelu(x, self.slope_data[: x.shape[0]])]
+
+    # -- GPU: affine.comp in PReLU mode, the slopes as fp32 parameters --
+    def create_pipeline(self, opt) -> int:
+        self.gpu_op = None
+        if self.vkdev is not None:
+            self.gpu_op = elementwise.AffineGpu(self.vkdev, opt, elementwise.PRELU, self.slope_data)
+        return 0
+
+    def upload_model(self, cmd, opt) -> int:
+        self.gpu_op.upload(cmd, opt)
+        return 0
+
+    def destroy_pipeline(self, opt) -> int:
+        if getattr(self, "gpu_op", None) is not None:
+            self.gpu_op.release()
+            self.gpu_op = None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        self.check_input(x.numpy_shape())
+        return [self.gpu_op.forward(x, cmd, opt, per_channel=self.num_slope > 1)]

@@ -5,12 +5,17 @@ Params give the new extents innermost-first (w, h, d, c): 0 copies the input's e
 decides how many dims remain: c=-233 gives 2-D even when d is set). shape_expr gives the
 extents as an expression list over the input shapes instead (docs: expression.md).
 A 1-D target always flattens the whole blob, as ncnn's x86 kernel does.
+
+GPU: a view of the same buffer when the bytes agree (always in elempack 1; in elempack 4
+when the packing axis and the positions per item stay), else a repacking copy
+(shaders/gather.comp) in logical C order.
 """
 
 import numpy as np
 
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ParamError, ShapeError
+from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
 
 DROP = -233
@@ -22,6 +27,9 @@ class Reshape(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True  # a view or a copy, from either elempack
 
     def load_param(self, pd) -> int:
         self.w = pd.get(0, DROP)
@@ -57,12 +65,13 @@ class Reshape(Layer):
         w, h, d, c = (sizes + [1, 1, 1])[:4] if len(sizes) != 3 else (sizes[0], sizes[1], 1, sizes[2])
         return len(sizes), [w, h, d, c]
 
-    def forward_cpu(self, bottoms, opt):
+    def _out_shape(self, bottoms) -> tuple:
+        """The numpy shape of the result (bottoms: arrays, or fakes with their shapes)."""
         x = bottoms[0]
         total = x.size
         ndim, (w, h, d, c) = self._target(bottoms)
         if ndim == 1:
-            return [x.reshape(-1)]
+            return (total,)
         _, bw, bh, bd, bc = shape.ncnn_shape(x)
         w = bw if w == 0 else w
         h = bh if h == 0 else h
@@ -79,4 +88,11 @@ class Reshape(Layer):
         out = shape.numpy_shape(ndim, known["w"], known["h"], known["d"], known["c"])
         if min(out) <= 0 or int(np.prod(out)) != total:
             raise ShapeError(f"Reshape: cannot view {x.shape} ({total} values) as {out}")
-        return [x.reshape(out)]
+        return out
+
+    def forward_cpu(self, bottoms, opt):
+        return [bottoms[0].reshape(self._out_shape(bottoms))]
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        out = self._out_shape([gather.fake(b.numpy_shape()) for b in bottoms])
+        return [gather.reshape_to(bottoms[0], out, cmd, opt)]

@@ -2,6 +2,13 @@
 
 Inputs: q (heads, src, d), k (groups, cur, d), v (groups, cur, dv) [, mask (dst, src) or per
 head] [, past_k, past_v]. With kv_cache the outputs also carry past+current k and v.
+
+GPU: three dispatches per chunk of heads (shaders/sdpa_*.comp): q k^T * scale + mask into
+an fp32 score buffer (4 x 4 register blocks per invocation), a row softmax in place, then
+P v into the output (4 x 4 blocks again). With
+kv_cache, sdpa_kvcat.comp first writes past+current k and v (the extra outputs), and the
+attention reads those. Heads are processed in chunks so the score buffer stays bounded.
+Everything is pack1 (the runtime repacks inputs); int8_scale_term runs on the CPU.
 """
 
 import numpy as np
@@ -10,14 +17,25 @@ from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
 from vkncnn.layer import Layer, register_layer
 
+from . import _rows_gpu as rows
+
+SCORES_BYTES = 64 << 20  # the fp32 score buffer of one chunk of heads stays below this
+SOFTMAX_PER_THREAD_MAX_LEN = 256  # score rows up to this long: one invocation each
+
 
 @register_layer("SDPA")
 class SDPA(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.support_vulkan = True
+
     def load_param(self, pd) -> int:
         self.attn_mask = pd.get(5, 0)
         self.scale = pd.get(6, 0.0)
         self.kv_cache = pd.get(7, 0)
         self.int8_scale_term = pd.get(18, 0)
+        # dynamic int8 quantisation of q/k/p/v has no shader: the numpy path runs it
+        self.support_vulkan = not self.int8_scale_term
         return 0
 
     def forward_cpu(self, bottoms, opt):
@@ -35,3 +53,96 @@ class SDPA(Layer):
         scale = self.scale if self.scale != 0 else 1.0 / np.sqrt(q.shape[-1])
         out = llm.sdpa(q, k, v, mask, scale)
         return [out, k, v] if self.kv_cache else [out]
+
+    # -- GPU ----------------------------------------------------------------------------
+    def create_pipeline(self, opt) -> int:
+        if self.vkdev is None or not self.support_vulkan:
+            return 0
+        from vkncnn.gpu.pipeline import Pipeline
+
+        def make(name: str, local: tuple, spec=()) -> Pipeline:
+            pipeline = Pipeline(self.vkdev)
+            pipeline.set_local_size_xyz(*local)
+            pipeline.create(name, opt, list(spec))
+            return pipeline
+
+        # each qk / pv invocation computes a 4 x 4 block
+        self.qk = make("sdpa_qk", (16, 4, 1), [1 if self.attn_mask else 0])
+        self.pv = make("sdpa_pv", (16, 4, 1))
+        self.softmax_rows = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [1])   # an invocation per row
+        self.softmax_group = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [0])  # a workgroup per row
+        self.kvcat = make("sdpa_kvcat", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
+        return 0
+
+    def _concat_cache(self, cmd, opt, past, cur, groups: int, width: int, what: str):
+        """past rows + current rows per kv head, a new (groups, rows, width) VkMat."""
+        from vkncnn.gpu.vkmat import VkMat
+
+        cur_rows = cur.numpy_shape()[1]
+        past_n = 0 if past is None or past.empty() else past.total() * past.elempack
+        if past_n % (groups * width):
+            raise ShapeError(f"SDPA past_{what} {past.numpy_shape()} does not hold whole rows of "
+                             f"{groups} heads x {width}")
+        past_rows = past_n // (groups * width)
+        top = VkMat.create(width, past_rows + cur_rows, 1, groups, dims=3, elemsize=cur.elemsize,
+                           elempack=1, allocator=cmd.blob_allocator(opt))
+        total = top.total()
+        cmd.record_pipeline(self.kvcat, [past if past_n else None, cur, top],
+                            [total, past_rows, cur_rows, width], rows.flat_dispatch(total))
+        return top
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        from vkncnn.gpu.vkmat import VkMat
+
+        q, k, v = bottoms[0], bottoms[1], bottoms[2]
+        qs, ks, vs = q.numpy_shape(), k.numpy_shape(), v.numpy_shape()
+        if (len(qs) != 3 or len(ks) != 3 or len(vs) != 3 or qs[0] % ks[0] or qs[2] != ks[2]
+                or vs[0] != ks[0] or vs[1] != ks[1]):
+            raise ShapeError(f"SDPA expects q (heads,src,d), k (groups,dst,d), v (groups,dst,dv) with "
+                             f"heads divisible by groups; got {qs}, {ks}, {vs}")
+        heads, src, d = qs
+        groups, dv = ks[0], vs[2]
+        tops = []
+        if self.kv_cache:
+            past = 4 if self.attn_mask else 3
+            k = self._concat_cache(cmd, opt, bottoms[past], k, groups, d, "k")
+            v = self._concat_cache(cmd, opt, bottoms[past + 1], v, groups, dv, "v")
+            if k.h != v.h:
+                raise ShapeError(f"SDPA past_k and past_v hold {k.h - ks[1]} and {v.h - vs[1]} rows")
+            tops = [k, v]
+        dst = k.h
+
+        mask, mask_cstep = None, 0
+        if self.attn_mask:
+            mask = bottoms[3]
+            ms = mask.numpy_shape()
+            if len(ms) not in (2, 3) or ms[-2:] != (src, dst) or (len(ms) == 3 and ms[0] not in (1, heads)):
+                raise ShapeError(f"SDPA mask {ms} does not fit scores of {heads} heads x ({src}, {dst})")
+            mask_cstep = src * dst if len(ms) == 3 and ms[0] > 1 else 0
+
+        out = VkMat.create(dv, src, 1, heads, dims=3, elemsize=q.elemsize, elempack=1,
+                           allocator=cmd.blob_allocator(opt))
+        scale = self.scale if self.scale != 0 else 1.0 / np.sqrt(d)
+        scale = float(np.float32(scale))
+        per_group = heads // groups
+        chunk = max(1, min(heads, SCORES_BYTES // max(1, src * dst * 4)))
+        scores = VkMat.create(dst, src, 1, chunk, dims=3, elemsize=4, elempack=1,
+                              allocator=cmd.blob_allocator(opt))
+        for head0 in range(0, heads, chunk):
+            n = min(chunk, heads - head0)
+            cmd.record_pipeline(self.qk, [q, k, mask, scores], [src, dst, d, per_group, head0, n, mask_cstep, scale],
+                                (-(-dst // 4), -(-src // 4), n))
+            self._record_softmax(cmd, scores, n * src, dst)
+            cmd.record_pipeline(self.pv, [scores, v, out], [src, dst, dv, per_group, head0, n],
+                                (-(-dv // 4), -(-src // 4), n))
+        scores.release()
+        return [out] + tops
+
+    def _record_softmax(self, cmd, scores, n_rows: int, row_len: int) -> None:
+        """Softmax of each score row in place: an invocation per short row, else a workgroup."""
+        if row_len <= SOFTMAX_PER_THREAD_MAX_LEN or n_rows >= rows.MANY_ROWS:
+            cmd.record_pipeline(self.softmax_rows, [scores], [n_rows, row_len], rows.flat_dispatch(n_rows))
+            return
+        rows_y = min(n_rows, 65535)
+        cmd.record_pipeline(self.softmax_group, [scores], [n_rows, row_len],
+                            (self.softmax_group.local_size_x, rows_y, -(-n_rows // rows_y)))

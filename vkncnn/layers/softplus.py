@@ -1,6 +1,7 @@
 """Softplus: y = log(1 + exp(x))."""
 
 from vkncnn.cpu_fallback import activation
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 
@@ -10,6 +11,16 @@ class Softplus(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def forward_cpu(self, bottoms, opt):
         return [activation.softplus(bottoms[0])]
+
+    # -- GPU: unaryop.comp with op SOFTPLUS --
+    def create_pipeline(self, opt) -> int:
+        self.gpu_op = elementwise.unary_gpu(self, opt, elementwise.SOFTPLUS)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        return [self.gpu_op.forward(bottoms[0], cmd, opt)]

@@ -4,11 +4,15 @@ Either `tiles` copies along one `axis` (numpy-style over (c,[d],h,w), non-negati
 `repeats` gives numpy.tile repeats for the trailing axes. More repeats than dims promote
 the blob first: by leading 1s (numpy), except that a 3-D blob with 4 repeats gets its
 depth of 1 between c and h (the way ncnn sees a 3-D blob as 4-D).
+
+GPU: one strided copy (shaders/gather.comp) over (repeat, extent) axis pairs: the repeat
+axes read the input with stride 0.
 """
 
 import numpy as np
 
 from vkncnn.errors import ParamError, ShapeError
+from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
 
 
@@ -18,6 +22,9 @@ class Tile(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True  # the copy reads either elempack
 
     def load_param(self, pd) -> int:
         self.axis = pd.get(0, 0)
@@ -29,17 +36,42 @@ class Tile(Layer):
             raise ParamError(f"Tile: {len(self.repeats)} repeats, at most 4 (ncnn blobs have 4 dims)")
         return 0
 
-    def forward_cpu(self, bottoms, opt):
-        x = bottoms[0]
+    def _plan(self, in_shape: tuple) -> tuple[tuple, list[int]]:
+        """(input shape as tiled, repeats per axis)."""
         if len(self.repeats) == 0:
-            if self.axis >= x.ndim:
-                raise ShapeError(f"Tile: axis {self.axis} out of range for a {x.ndim}-D blob {x.shape}")
-            reps = [1] * x.ndim
+            if self.axis >= len(in_shape):
+                raise ShapeError(f"Tile: axis {self.axis} out of range for a {len(in_shape)}-D blob {in_shape}")
+            reps = [1] * len(in_shape)
             reps[self.axis] = self.tiles
         else:
             reps = [int(r) for r in self.repeats]
-            if len(reps) == 4 and x.ndim == 3:
-                x = x[:, None]  # (c, h, w) -> (c, 1, h, w)
+            if len(reps) == 4 and len(in_shape) == 3:
+                in_shape = (in_shape[0], 1) + tuple(in_shape[1:])  # (c, h, w) -> (c, 1, h, w)
         if min(reps) <= 0:
             raise ShapeError(f"Tile: repeats {reps} must be positive")
-        return [np.tile(x, reps).astype(np.float32, copy=False)]
+        return tuple(in_shape), reps
+
+    def forward_cpu(self, bottoms, opt):
+        x = bottoms[0]
+        in_shape, reps = self._plan(x.shape)
+        return [np.tile(x.reshape(in_shape), reps).astype(np.float32, copy=False)]
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        x = bottoms[0]
+        in_shape, reps = self._plan(x.numpy_shape())
+        # numpy.tile promotes with leading 1s when there are more repeats than dims
+        ndim = max(len(in_shape), len(reps))
+        in_shape = (1,) * (ndim - len(in_shape)) + in_shape
+        reps = [1] * (ndim - len(reps)) + reps
+        out_shape = tuple(n * r for n, r in zip(in_shape, reps))
+        if out_shape == tuple(x.numpy_shape()):
+            return [gather.view(x, out_shape)]
+        in_strides, out_strides = gather.c_strides(in_shape), gather.c_strides(out_shape)
+        extents, src, dst = [], [], []
+        for n, r, si, so in zip(in_shape, reps, in_strides, out_strides):
+            extents += [r, n]          # output index along this axis = copy * n + i
+            src += [0, si]
+            dst += [n * so, so]
+        top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt), x.scalar_size(), cmd, opt)
+        gather.record_strided_copy(cmd, x, top, extents, src, dst)
+        return [top]

@@ -9,6 +9,7 @@ Edge values follow ncnn's vectorised math (cpu_fallback/activation.py): e.g. log
 
 from vkncnn.cpu_fallback import activation
 from vkncnn.errors import ParamError
+from vkncnn.gpu import elementwise
 from vkncnn.layer import Layer, register_layer
 
 
@@ -18,6 +19,8 @@ class UnaryOp(Layer):
         super().__init__()
         self.one_blob_only = True
         self.support_inplace = True
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         self.op_type = pd.get(0, 0)
@@ -29,3 +32,11 @@ class UnaryOp(Layer):
 
     def forward_cpu(self, bottoms, opt):
         return [activation.unary_op(bottoms[0], self.op_type)]
+
+    # -- GPU: unaryop.comp, function UNARY_BASE + op_type --
+    def create_pipeline(self, opt) -> int:
+        self.gpu_op = elementwise.unary_gpu(self, opt, elementwise.UNARY_BASE + self.op_type)
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        return [self.gpu_op.forward(bottoms[0], cmd, opt)]

@@ -1,6 +1,7 @@
 """Yolov3DetectionOutput: the YOLOv3/v4 head over one or more scales.
 
-Each bottom b is a (num_box * (5 + num_class), h, w) map. For every cell and anchor:
+Each bottom b is a (num_box * (5 + num_class), h, w) map (of a 4-D blob ncnn reads depth
+slice 0; other channel counts are refused, as ncnn does). For every cell and anchor:
 x, y, w, h, objectness, then raw class logits. The anchor of box pp at scale b is
 biases[2*mask[b*num_box + pp]] (w, h), measured in pixels of a net input of
 anchors_scale[b] * (w, h). A box is kept when its score >= confidence_threshold; all
@@ -10,7 +11,10 @@ Output (n, 6) rows [label + 1, score, x1, y1, x2, y2] in 0..1 units, or an empty
 
 ncnn's score is 1 / (1 + exp(-obj) * (1 + exp(-cls))) (its parentheses, not the
 sigmoid product its comment names), and its NMS uses the decoded w*h as the box area;
-both are reproduced. Load-time checks mirror the ncnn build this was tested against.
+both are reproduced, down to the fused multiply-adds of ncnn's x86 build, so that nearly
+tied scores sort as in ncnn. Load-time checks mirror the ncnn build this was tested
+against (1.0.20261020): masks must be whole indices of existing anchors, used anchors and
+scales finite and positive, thresholds not NaN.
 """
 
 import numpy as np

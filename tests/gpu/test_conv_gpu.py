@@ -1,0 +1,317 @@
+"""GPU path of the convolution and matrix-product family against the numpy path.
+
+Convolution, ConvolutionDepthWise, Deconvolution, DeconvolutionDepthWise, Convolution1D
+(shaders/convolution.comp, convolutiondepthwise.comp), InnerProduct, Gemm, MatMul and
+MultiHeadAttention (shaders/gemm.comp, multiheadattention_*.comp). Every case runs through
+vkncnn.testing.test_layer: fp32 storage within 1e-4 and fp16 storage within 1e-2, each with
+pack1 and pack4 layouts. The numpy path is itself checked against real ncnn in tests/layers.
+Validation messages fail any test (tests/conftest.py turns validation on).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vkncnn import testing
+from vkncnn.format.paramdict import ParamDict
+from vkncnn.gpu import instance
+from vkncnn.layer import create_layer
+from vkncnn.testing import random_layer_weights, run_layer
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(instance.get_gpu_count() == 0,
+                                 reason=f"no Vulkan device ({instance.unavailable_reason()})")]
+
+ACTIVATIONS = [(0, None), (1, None), (2, [0.1]), (3, [-0.3, 0.4]), (4, None), (5, None), (6, [0.2, 0.5])]
+
+
+def rand(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+def layer_for(type_name: str, params: dict):
+    layer = create_layer(type_name)
+    pd = ParamDict()
+    for k, v in params.items():
+        pd.set(k, np.asarray(v, np.float32) if isinstance(v, list) else v)
+    layer.load_param(pd)
+    return layer
+
+
+def check(type_name, params, weights, inputs, n_outputs=1):
+    """GPU vs numpy in the four variants; the configuration must really be on the GPU."""
+    layer = layer_for(type_name, params)
+    assert layer.support_vulkan and layer.support_vulkan_packing, f"{type_name} {params} is not on the GPU"
+    report = testing.test_layer(type_name, params, weights, inputs, n_outputs)
+    assert report.ok, str(report)
+    return report
+
+
+def conv_case(type_name, outc, inc, kw, kh=None, group=1, bias=True, extra=None, seed=0):
+    """(params, weights) for a (de)convolution: ncnn's flat weights, tagged, then the bias."""
+    kh = kw if kh is None else kh
+    size = outc * (inc // group) * kw * kh
+    params = {0: outc, 1: kw, 11: kh, 5: int(bias), 6: size, **(extra or {})}
+    if group > 1:
+        params[7] = group
+    weights = [(rand(size, seed=seed), True)] + ([rand(outc, seed=seed + 1)] if bias else [])
+    return params, weights
+
+
+# -- Convolution ------------------------------------------------------------------------------
+# (outc, inc, kernel, extra params, input shape): kernels 1/2/3/5, strides, dilations, every
+# pad form (explicit, asymmetric, SAME_UPPER/LOWER with its crop quirk), pad_value, every
+# activation, and inputs of 1-4 dims; channel counts cycle through 1/3/4/8/12/16/24.
+CONV_CASES = [
+    (8, 3, 3, {}, (3, 9, 11)),
+    (4, 4, 3, {4: 1, 9: 1}, (4, 7, 9)),
+    (12, 8, 3, {3: 2, 4: -233, 9: 2, 10: [0.1]}, (8, 10, 7)),
+    (16, 12, 5, {2: 2, 4: -234, 9: 3, 10: [-0.3, 0.4]}, (12, 13, 12)),
+    (24, 16, 1, {9: 4}, (16, 6, 5)),
+    (3, 24, 1, {3: 2, 9: 5}, (24, 7, 7)),
+    (8, 8, 3, {4: 2, 15: 0, 14: 1, 16: 3, 18: 0.5, 9: 6, 10: [0.2, 0.5]}, (8, 5, 6)),
+    (1, 4, 2, {13: 2, 12: 2, 5: 0}, (4, 9, 8)),
+    (12, 1, 3, {4: 1, 18: -1.0}, (9, 10)),              # 2-D: one channel
+    (8, 1, 3, {4: 1}, (25,)),                           # 1-D: one row
+    (16, 20, 1, {9: 1}, (20,)),                         # 1-D into 1x1: ncnn's flat path
+    (8, 4, 3, {4: 1, 14: 0, 16: 0}, (4, 1, 9, 11)),     # 4-D with depth 1
+    (20, 12, 3, {1: 3, 11: 1, 3: 1, 13: 2, 4: -233}, (12, 11, 9)),  # 3x1 kernel, per-axis stride
+    (64, 16, 3, {4: 1}, (16, 17, 19)),                  # several tiles each way
+]
+
+
+@pytest.mark.parametrize("outc,inc,k,extra,shape", CONV_CASES)
+def test_convolution(outc, inc, k, extra, shape):
+    extra = dict(extra)
+    params, weights = conv_case("Convolution", outc, inc, k, extra.get(11), bias=extra.pop(5, 1) == 1,
+                                extra=extra)
+    check("Convolution", params, weights, [rand(*shape, seed=outc)])
+
+
+# depthwise (group == channels == num_output) and general groups
+DW_CASES = [
+    (4, 4, 3, 4, {4: 1, 9: 1}, (4, 9, 9)),
+    (8, 8, 3, 8, {3: 2, 4: -234, 9: 4}, (8, 11, 10)),
+    (3, 3, 5, 3, {2: 2, 4: 4, 18: 0.25, 9: 6}, (3, 7, 8)),
+    (12, 12, 3, 12, {4: -233, 3: 2, 9: 5}, (12, 6, 7)),
+    (16, 16, 1, 16, {9: 3, 10: [0.0, 0.5]}, (16, 5, 5)),
+    (12, 8, 3, 4, {4: 1}, (8, 9, 9)),       # 2 in, 3 out per group
+    (8, 4, 3, 4, {4: 1, 9: 2, 10: [0.2]}, (4, 7, 6)),  # channel multiplier 2
+    (24, 24, 3, 2, {4: 1}, (24, 6, 5)),     # 12 per group, groups straddle packs of 4
+    (6, 3, 3, 3, {}, (3, 6, 6)),
+    (4, 1, 3, 1, {4: 1}, (7, 9)),           # 2-D input, one group
+]
+
+
+@pytest.mark.parametrize("outc,inc,k,group,extra,shape", DW_CASES)
+def test_convolutiondepthwise(outc, inc, k, group, extra, shape):
+    params, weights = conv_case("ConvolutionDepthWise", outc, inc, k, group=group, extra=extra)
+    check("ConvolutionDepthWise", params, weights, [rand(*shape, seed=outc + group)])
+
+
+# -- Deconvolution --------------------------------------------------------------------------
+DECONV_CASES = [
+    (8, 3, 3, {}, (3, 5, 6)),
+    (4, 4, 4, {3: 2, 4: 1, 9: 1}, (4, 5, 6)),
+    (12, 8, 3, {3: 2, 2: 2, 18: 1, 19: 0, 9: 4}, (8, 4, 5)),
+    (3, 12, 3, {3: 2, 4: -233, 20: 9, 21: 8, 9: 2, 10: [0.1]}, (12, 5, 5)),
+    (16, 4, 3, {3: 2, 4: -234, 20: 10, 21: 9, 9: 5}, (4, 5, 6)),
+    (8, 16, 2, {3: 3, 13: 2, 4: 1, 15: 0, 14: 0, 16: 2, 9: 6}, (16, 4, 3)),
+    (8, 1, 3, {3: 2}, (5, 6)),       # 2-D
+    (4, 1, 3, {3: 2}, (7,)),         # 1-D
+    (24, 8, 1, {9: 3, 10: [-0.5, 0.5]}, (8, 3, 4)),
+]
+
+
+@pytest.mark.parametrize("outc,inc,k,extra,shape", DECONV_CASES)
+def test_deconvolution(outc, inc, k, extra, shape):
+    params, weights = conv_case("Deconvolution", outc, inc, k, extra=extra)
+    check("Deconvolution", params, weights, [rand(*shape, seed=outc)])
+
+
+DECONV_DW_CASES = [
+    (4, 4, 4, 4, {3: 2, 4: 1}, (4, 5, 6)),
+    (8, 8, 3, 8, {3: 2, 12: 2, 18: 1, 9: 2, 10: [0.2]}, (8, 5, 5)),
+    (3, 3, 2, 3, {3: 2, 9: 4}, (3, 4, 4)),
+    (12, 8, 3, 4, {3: 3, 4: 1, 9: 1}, (8, 4, 5)),
+    (16, 16, 3, 16, {3: 2, 4: -233, 20: 9, 21: 9}, (16, 5, 5)),
+]
+
+
+@pytest.mark.parametrize("outc,inc,k,group,extra,shape", DECONV_DW_CASES)
+def test_deconvolutiondepthwise(outc, inc, k, group, extra, shape):
+    params, weights = conv_case("DeconvolutionDepthWise", outc, inc, k, group=group, extra=extra)
+    check("DeconvolutionDepthWise", params, weights, [rand(*shape, seed=outc)])
+
+
+# -- Convolution1D --------------------------------------------------------------------------
+C1D_CASES = [
+    (8, 3, 3, {}, (3, 11)),
+    (4, 4, 3, {4: 1, 9: 1}, (4, 11)),
+    (12, 8, 5, {4: -233, 3: 2, 2: 2, 9: 5}, (8, 17)),
+    (3, 12, 2, {4: -234, 3: 2, 18: 0.7, 9: 6}, (12, 9)),
+    (4, 1, 3, {4: 2, 15: 1, 18: -1.0, 9: 3, 10: [-0.5, 0.5]}, (13,)),
+    (16, 5, 3, {4: 1, 9: 4}, (1, 5, 13)),
+]
+
+
+@pytest.mark.parametrize("outc,inc,k,extra,shape", C1D_CASES)
+def test_convolution1d(outc, inc, k, extra, shape):
+    size = outc * inc * k
+    params = {0: outc, 1: k, 5: 1, 6: size, **extra}
+    check("Convolution1D", params, [(rand(size, seed=k), True), rand(outc, seed=1)], [rand(*shape, seed=2)])
+
+
+@pytest.mark.parametrize("act,act_params", ACTIVATIONS)
+def test_conv_activations(act, act_params):
+    extra = {9: act} if act_params is None else {9: act, 10: act_params}
+    params, weights = conv_case("Convolution", 8, 4, 3, extra={4: 1, **extra})
+    check("Convolution", params, weights, [rand(4, 6, 7, seed=act)])
+
+
+# -- InnerProduct ---------------------------------------------------------------------------
+IP_CASES = [
+    (8, 12, {9: 1}, (12,)),
+    (8, 12, {9: 3, 10: [-0.1, 0.2]}, (8, 12)),      # a batch of rows, packed by 4
+    (5, 60, {}, (12, 5)),                            # flattened
+    (5, 300, {9: 5}, (12, 5, 5)),
+    (16, 300, {9: 4}, (300,)),
+    (24, 48, {9: 6}, (3, 2, 2, 4)),                  # 4-D
+    (12, 7, {9: 2, 10: [0.3]}, (3, 7)),
+    (4, 1000, {}, (1000,)),
+]
+
+
+@pytest.mark.parametrize("outc,inc,extra,shape", IP_CASES)
+def test_innerproduct(outc, inc, extra, shape):
+    params = {0: outc, 1: 1, 2: outc * inc, **extra}
+    check("InnerProduct", params, [(rand(outc * inc, seed=inc), True), rand(outc)], [rand(*shape, seed=3)])
+
+
+def test_innerproduct_weight_slices(monkeypatch):
+    """Weights larger than the device's storage-buffer range are cut into row slices."""
+    from vkncnn.gpu.gpu_info import GpuInfo
+
+    monkeypatch.setattr(GpuInfo, "max_storage_buffer_range", lambda self: 4096)
+    params = {0: 40, 1: 1, 2: 40 * 64, 9: 1}
+    check("InnerProduct", params, [(rand(40 * 64), True), rand(40)], [rand(64, seed=1)])
+
+
+# -- Gemm -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("trans_a,trans_b,out_t", [(0, 0, 0), (1, 0, 1), (0, 1, 0), (1, 1, 1)])
+def test_gemm_blobs(trans_a, trans_b, out_t):
+    m, k, n = 12, 7, 9
+    a = rand(k, m) if trans_a else rand(m, k)
+    b = rand(n, k, seed=1) if trans_b else rand(k, n, seed=1)
+    base = {2: trans_a, 3: trans_b, 14: out_t}
+    check("Gemm", {0: 0.5, 1: 2.0, **base}, [], [a, b])
+    check("Gemm", {**base, 11: 1}, [], [a, b, rand(m, n, seed=2)])      # full C, N1M output
+    check("Gemm", {**base, 1: -1.5}, [], [a, b, rand(n, seed=2)])        # C per column
+    check("Gemm", base, [], [a, b, rand(m, 1, seed=2)])                 # C per row
+
+
+@pytest.mark.parametrize("c_type", [-1, 0, 1, 2, 3, 4])
+def test_gemm_constants(c_type):
+    """Constant B (transB, a Linear layer) and constant C of every broadcast type."""
+    m, k, n = 20, 16, 24
+    c_shape = {-1: None, 0: (1,), 1: (m,), 2: (1, m), 3: (n, m), 4: (n, 1)}[c_type]
+    weights = [(rand(n, k), True)] + ([(rand(*c_shape, seed=1), True)] if c_shape else [])
+    params = {3: 1, 5: 1, 6: 1, 7: m, 8: n, 9: k, 10: c_type, 0: 0.75}
+    check("Gemm", params, weights, [rand(m, k, seed=2)])
+
+
+def test_gemm_constant_a_and_vectors():
+    check("Gemm", {4: 1, 7: 5, 9: 6, 2: 1}, [(rand(5, 6), True)], [rand(6, 8, seed=1)])
+    check("Gemm", {4: 1, 7: 8, 9: 6}, [(rand(6, 8), True)], [rand(6, 12, seed=1)])
+    # one row against a wide constant B: the matrix-vector kernels, both B layouts
+    check("Gemm", {3: 1, 5: 1, 6: 1, 7: 1, 8: 100, 9: 300, 10: 4}, [(rand(100, 300), True), (rand(100), True)],
+          [rand(300, seed=1)])
+    check("Gemm", {5: 1, 6: 1, 7: 1, 8: 100, 9: 300, 10: 4}, [(rand(300, 100), True), (rand(100), True)],
+          [rand(300, seed=1)])
+    check("Gemm", {}, [], [rand(3, 1, 8), rand(8, 5, seed=1)])           # (c, 1, w) operand
+
+
+# -- MatMul ---------------------------------------------------------------------------------
+MATMUL_CASES = [
+    ((7,), (7,)), ((7,), (7, 4)), ((5, 7), (7,)), ((5, 7), (7, 4)), ((12, 40), (40, 16)),
+    ((3, 5, 7), (7, 4)), ((5, 7), (3, 7, 4)), ((3, 5, 7), (3, 7, 4)), ((1, 5, 7), (3, 7, 4)),
+    ((2, 3, 5, 7), (3, 7, 4)), ((2, 1, 5, 7), (1, 3, 7, 4)), ((7,), (2, 3, 7, 4)), ((4, 12, 40), (40, 16)),
+]
+
+
+@pytest.mark.parametrize("sa,sb", MATMUL_CASES)
+@pytest.mark.parametrize("trans_b", [0, 1])
+def test_matmul(sa, sb, trans_b):
+    b = rand(*sb, seed=1)
+    if trans_b and b.ndim > 1:
+        b = np.ascontiguousarray(np.swapaxes(b, -1, -2))
+    check("MatMul", {0: trans_b}, [], [rand(*sa), b])
+
+
+# -- MultiHeadAttention -----------------------------------------------------------------------
+E, H = 16, 4
+MHA_CASES = [
+    ({0: E, 1: H, 2: E * E}, [(5, E)], 1),
+    ({0: E, 1: H, 2: E * 12, 3: 8, 4: 6}, [(5, 12), (7, 8), (7, 6)], 1),
+    ({0: E, 1: H, 2: E * 12, 3: 8, 4: 8}, [(5, 12), (7, 8)], 1),
+    ({0: E, 1: H, 2: E * E, 5: 1}, [(5, E), (5, 5)], 1),
+    ({0: E, 1: H, 2: E * E, 5: 1}, [(6, E), (8, E), (8, E), (H, 6, 8)], 1),
+    ({0: E, 1: H, 2: E * E, 5: 1}, [(6, E), (8, E), (8, E), (8,)], 1),
+    ({0: E, 1: 2, 2: E * E, 6: 0.3}, [(E,)], 1),
+    ({0: E, 1: H, 2: E * E, 7: 1}, [(5, E), (0,), (0,)], 3),                   # first step
+    ({0: E, 1: H, 2: E * E, 7: 1}, [(1, E), (H, 5, E // H), (H, 5, E // H)], 3),  # append
+    ({0: E, 1: H, 2: E * E, 7: 1}, [(3, E), (6, E), (H, 5, E // H), (H, 5, E // H)], 3),  # cross
+    ({0: E, 1: 1, 2: E * E, 7: 1, 5: 1}, [(2, E), (5, E), (5, E), (2, 5), (0,), (0,)], 3),
+    ({0: 64, 1: 4, 2: 64 * 64}, [(40, 64)], 1),
+]
+
+
+@pytest.mark.parametrize("params,shapes,n_out", MHA_CASES)
+def test_multiheadattention(params, shapes, n_out):
+    weights = random_layer_weights("MultiHeadAttention", params, len(shapes), n_out, seed=1)
+    inputs = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+    check("MultiHeadAttention", params, weights, inputs, n_out)
+
+
+# -- configurations left to numpy, and layers working together ---------------------------------
+def test_fallback_configurations_run_in_gpu_graph():
+    """dynamic_weight and int8 layers run on numpy inside the GPU graph, with the same result."""
+    params = {0: 4, 1: 3, 5: 1, 19: 1}
+    assert not layer_for("Convolution", params).support_vulkan
+    x, w, b = rand(3, 6, 7), rand(4, 3, 3, 3, seed=1), rand(4, seed=2)
+    want = run_layer("Convolution", params, b"", [x, w, b])[0]
+    got = run_layer("Convolution", params, b"", [x, w, b], gpu=True)[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_net_on_gpu(tmp_path):
+    """A small net mixing the family (conv, depthwise, deconv, 1x1, flatten + InnerProduct)."""
+    from vkncnn.mat import Mat
+    from vkncnn.net import Net
+    from vkncnn.tools.randweights import random_weights
+
+    param = tmp_path / "family.param"
+    param.write_text("""7767517
+6 6
+Input in0 0 1 in0
+Convolution c1 1 1 in0 a 0=16 1=3 4=1 5=1 6=432 9=1
+ConvolutionDepthWise d1 1 1 a b 0=16 1=3 3=2 4=1 5=1 6=144 7=16 9=6
+Deconvolution u1 1 1 b c 0=8 1=4 3=2 4=1 5=1 6=2048 9=2 -23310=1,0.1
+Convolution c2 1 1 c d 0=12 1=1 5=1 6=96 9=5
+InnerProduct fc 1 1 d out0 0=10 1=1 2=115200
+""")
+    weights = random_weights(str(param), seed=0)
+    x = rand(3, 31, 29)
+    outs = []
+    for gpu in (False, True):
+        net = Net()
+        net.opt.use_vulkan_compute = gpu
+        net.load_param(str(param))
+        net.load_model(weights)
+        with net.create_extractor() as ex:
+            ex.input("in0", Mat(x))
+            outs.append(ex.extract("out0")[1].numpy())
+    assert outs[1].shape == outs[0].shape == (10,)
+    scale = max(1.0, float(np.abs(outs[0]).max()))
+    assert float(np.abs(outs[1] - outs[0]).max()) / scale < 1e-2  # fp16 storage is the default

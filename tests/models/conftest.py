@@ -1,0 +1,11 @@
+import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    """`slow` tests run only when asked for with -m slow."""
+    if "slow" in (config.getoption("-m") or ""):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
