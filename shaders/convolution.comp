@@ -25,6 +25,10 @@
 // position i is (c / ep) * cstep * ep + i * ep + c % ep, so pack1 and pack4 inputs and outputs
 // (and groups that straddle a pack of 4) all work, and the driver folds the arithmetic.
 //
+// Split-K (k_slices > 1, for products with too few tiles to fill a GPU): workgroup z =
+// group * k_slices + slice sums only its slice of K and writes the raw partial sums to an
+// fp32 workspace; convolution_reduce.comp then adds the slices and applies the epilogue.
+//
 // Tile: a workgroup of lx x ly invocations computes TM*ly output channels x 4*lx pixels;
 // invocation (tx, ty) owns channels ty*TM..ty*TM+TM-1 (whole pack4 items) and pixels tx + lx*j.
 
@@ -51,6 +55,7 @@ layout (constant_id = 19) const int outc_g = 1;
 layout (constant_id = 20) const int pad_top = 0;
 layout (constant_id = 21) const int pad_left = 0;
 layout (constant_id = 22) const float pad_value = 0;
+layout (constant_id = 23) const int k_slices = 1;       // split-K: partial sums to the workspace
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -58,6 +63,8 @@ layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
 layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
 layout (binding = 2) readonly buffer weight_blob { sfp weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
+// split-K partial sums, fp32 whatever the storage: [slice][group * outc_g][N]
+layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; };
 
 #include "activation.comp"
 
@@ -73,6 +80,8 @@ shared afp sB[BK * 128];
 const int M = outc_g;
 const int N = outw * outh;
 const int K = kernel_w * kernel_h * inc_g;
+// each of the k_slices workgroups along z (per group) sums a run of whole BK chunks
+const int K_SLICE = (K + k_slices * BK - 1) / (k_slices * BK) * BK;
 
 // one element of the implicit im2col matrix: input channel c_base + ic under tap (ky, kx)
 // for the output pixel whose top-left input corner is (y0, x0)
@@ -126,7 +135,10 @@ void main()
     const int BN = lx * 4;
     const int m0 = int(gl_WorkGroupID.y) * BM;
     const int n0 = int(gl_WorkGroupID.x) * BN;
-    const int g = int(gl_WorkGroupID.z);
+    const int g = int(gl_WorkGroupID.z) / k_slices;
+    const int slice = int(gl_WorkGroupID.z) % k_slices;
+    const int k_begin = slice * K_SLICE;
+    const int k_end = min(K, k_begin + K_SLICE);
     const int w_base = g * M * K;
     const int c_base = g * inc_g;
 
@@ -142,7 +154,7 @@ void main()
     for (int i = 0; i < TM; i++)
         sum[i] = afpvec4(0.f);
 
-    for (int k0 = 0; k0 < K; k0 += BK)
+    for (int k0 = k_begin; k0 < k_end; k0 += BK)
     {
         // weights: consecutive invocations read consecutive k of one row
         for (int e = tid; e < BM * BK; e += nthreads)
@@ -152,7 +164,7 @@ void main()
             const int m = m0 + mm;
             const int k = k0 + kk;
             afp v = afp(0.f);
-            if (m < M && k < K)
+            if (m < M && k < k_end)
                 v = buffer_ld1(weight_data, w_base + m * K + k);
             sA[kk * BM + mm] = v;
         }
@@ -163,7 +175,7 @@ void main()
             {
                 const int k = k0 + kk;
                 afp v = afp(0.f);
-                if (my_n_ok && k < K)
+                if (my_n_ok && k < k_end)
                     v = gather(k, my_corner.x, my_corner.y, c_base);
                 sB[kk * BN + my_nn] = v;
             }
@@ -177,7 +189,7 @@ void main()
                 const int n = n0 + nn;
                 const int k = k0 + kk;
                 afp v = afp(0.f);
-                if (n < N && k < K)
+                if (n < N && k < k_end)
                 {
                     const ivec2 c = corner(n);
                     v = gather(k, c.x, c.y, c_base);
@@ -215,6 +227,18 @@ void main()
             if (m >= M)
                 continue;
             const int oc = g * M + m;
+            if (k_slices > 1)
+            {
+                // partial sums: convolution_reduce.comp adds the slices, bias and activation
+                const int ws_base = (slice * int(gl_NumWorkGroups.z / k_slices) * M + oc) * N;
+                for (int j = 0; j < 4; j++)
+                {
+                    const int n = n0 + tx + lx * j;
+                    if (n < N)
+                        workspace_data[ws_base + n] = float(sum[r + j][i]);
+                }
+                continue;
+            }
             const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
             const int o_base = (oc / out_elempack) * out_cstep * out_elempack + oc % out_elempack;
             for (int j = 0; j < 4; j++)

@@ -7,13 +7,9 @@ because its binding does not keep numpy memory alive.
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import numpy as np
 
 import vkncnn
-
 from vkncnn.testing import layer_param_text, param_entries, rel_err, weights_bin  # noqa: F401
 from vkncnn.tools.ncnn_oracle import ncnn, run_ncnn  # noqa: F401
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from vkncnn.tools import digits
 
 import vkncnn
 from tests.oracle import ncnn, rel_err
+from vkncnn.tools import digits
 
 
 @pytest.fixture(scope="module")

@@ -61,12 +61,48 @@ class VkncnnRunner:
             for name in self.outputs:
                 ex.extract(name)
 
+    def start_profile(self) -> None:
+        """Per-layer times: GPU timestamps on the Vulkan path, wall clock per layer on numpy."""
+        self.layer_times: dict[str, list[float]] = {}
+        if self.net.gpu is not None:
+            self.net.gpu.profile = True
+            self.net.gpu.layer_times = self.layer_times
+            return
+        for layer in self.net.layers():
+            layer.forward_cpu = _timed(layer, self.layer_times)
+
     def device_mb(self) -> float:
         gpu = self.net.gpu
         if gpu is None:
             return 0.0
         held = getattr(gpu, "bytes_held", None)
         return (held() if callable(held) else 0) / 2**20
+
+
+def _timed(layer, sink: dict):
+    run = layer.forward_cpu
+    label = f"{layer.type} {layer.name}"
+
+    def forward_cpu(bottoms, opt):
+        t0 = time.perf_counter()
+        out = run(bottoms, opt)
+        sink.setdefault(label, []).append((time.perf_counter() - t0) * 1e6)
+        return out
+
+    return forward_cpu
+
+
+def print_profile(model: str, layer_times: dict, top: int = 15) -> None:
+    rows = sorted(((statistics.median(v), k) for k, v in layer_times.items()), reverse=True)
+    total = sum(t for t, _ in rows)
+    by_type: dict[str, float] = {}
+    for t, k in rows:
+        by_type[k.split()[0]] = by_type.get(k.split()[0], 0.0) + t
+    print(f"  per-layer profile of {model}: {total / 1e3:.2f} ms in {len(rows)} layers (medians)")
+    for t, k in rows[:top]:
+        print(f"    {t / 1e3:8.3f} ms {100 * t / total:5.1f}%  {k}")
+    print("    by type: " + ", ".join(f"{k} {v / 1e3:.2f} ms" for k, v in
+                                     sorted(by_type.items(), key=lambda kv: -kv[1])))
 
 
 class NcnnRunner:
@@ -133,6 +169,15 @@ def bench_model(model: str, args) -> dict:
             result["ratio"] = result["vkncnn_median_ms"] / result["ncnn_median_ms"]
         result["rss_peak_mb"] = _rss_peak_mb()
         result["device_mb"] = runners[0].device_mb()
+        if args.profile:
+            ours = runners[0]
+            ours.start_profile()
+            if ours.net.gpu is not None:  # timed plans are new plans: record, then replay
+                ours.net.gpu.release_plans()
+            for _ in range(max(3, args.loops // 2)):
+                ours.infer(x)
+            result["profile"] = {k: statistics.median(v) for k, v in ours.layer_times.items()}
+            print_profile(model, ours.layer_times)
         return result
 
 
@@ -151,6 +196,7 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(INPUT_SHAPES), help="comma-separated model names")
     ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    ap.add_argument("--profile", action="store_true", help="also print a per-layer time breakdown")
     args = ap.parse_args(argv)
     if args.threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))

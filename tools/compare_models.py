@@ -43,9 +43,8 @@ def run_vkncnn(text: str, weights: bytes, inputs: dict, outputs: list, gpu: bool
 
 
 def compare_model(name: str, gpu: bool) -> dict:
-    from vkncnn.testing import rel_err
-
     import vkncnn
+    from vkncnn.testing import rel_err
 
     text = with_detections(param_path(name).read_text())
     weights = random_weights(str(param_path(name)), seed=0, input_shapes=INPUT_SHAPES[name])

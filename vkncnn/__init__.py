@@ -4,9 +4,28 @@
 Importing vkncnn never loads a Vulkan loader; the GPU runtime loads on first use.
 """
 
-from .errors import (BlobNotFoundError, Error, GpuError, GraphError, LayerError, MatError,
-                     ModelFormatError, ParamError, ShaderCompileError, ShapeError, UnknownLayerError,
-                     WeightError)
+from .device_api import (
+                     create_gpu_instance,
+                     destroy_gpu_instance,
+                     get_default_gpu_index,
+                     get_gpu_count,
+                     get_gpu_device,
+                     get_gpu_info,
+)
+from .errors import (
+                     BlobNotFoundError,
+                     Error,
+                     GpuError,
+                     GraphError,
+                     LayerError,
+                     MatError,
+                     ModelFormatError,
+                     ParamError,
+                     ShaderCompileError,
+                     ShapeError,
+                     UnknownLayerError,
+                     WeightError,
+)
 from .extractor import Extractor
 from .format.datareader import DataReader, DataReaderFromEmpty, DataReaderFromMemory
 from .format.modelbin import ModelBin, ModelBinFromDataReader, ModelBinFromMatArray
@@ -16,8 +35,6 @@ from .layer_types import layer_to_index
 from .mat import Mat
 from .net import Blob, Net
 from .option import Option
-from .device_api import (create_gpu_instance, destroy_gpu_instance, get_default_gpu_index,
-                         get_gpu_count, get_gpu_device, get_gpu_info)
 
 __version__ = "0.1.0"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blas_threads import set_blas_threads
 from .errors import BlobNotFoundError, Error, LayerError
 from .mat import Mat
 
@@ -24,7 +25,7 @@ class Extractor:
         self._gpu = None  # per-extractor GPU state, made on first GPU extract
 
     # -- context manager and options ------------------------------------------------------
-    def __enter__(self) -> "Extractor":
+    def __enter__(self) -> Extractor:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -127,6 +128,7 @@ class Extractor:
 
     def _forward_cpu(self, target: int) -> np.ndarray:
         """Run, in dependency order, every layer the target blob needs and does not have yet."""
+        set_blas_threads(self.opt.num_threads)
         for li in self._schedule(target):
             self._run_layer_cpu(li)
         return self._blobs[target]

@@ -13,7 +13,7 @@ Python layers written for pyncnn override `forward(bottom, top, opt)` or
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -63,7 +63,7 @@ class Net:
         self.gpu = None  # a vkncnn.gpu.runtime.NetGpu once the GPU path is bound
 
     # -- context manager, as pyncnn ----------------------------------------------
-    def __enter__(self) -> "Net":
+    def __enter__(self) -> Net:
         return self
 
     def __exit__(self, *exc) -> None:

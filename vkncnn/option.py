@@ -7,11 +7,11 @@ kept (old scripts set them) but have no effect here; DESIGN.md lists which matte
 from __future__ import annotations
 
 import copy
-import os
 
 
 def _default_threads() -> int:
-    return max(1, os.cpu_count() or 1)
+    from .blas_threads import available_cpus
+    return available_cpus()
 
 
 class Option:
@@ -62,7 +62,7 @@ class Option:
         self.flush_denormals = 3
         self.vulkan_device_index = -1
 
-    def copy(self) -> "Option":
+    def copy(self) -> Option:
         return copy.copy(self)
 
     def __repr__(self) -> str:

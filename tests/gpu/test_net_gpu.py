@@ -11,8 +11,8 @@ import pytest
 
 import vkncnn
 from vkncnn.gpu import instance
-from vkncnn.tools.randweights import random_weights
 from vkncnn.tools.benchmark_models import param_path
+from vkncnn.tools.randweights import random_weights
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")]

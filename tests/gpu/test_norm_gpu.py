@@ -11,7 +11,6 @@ fallback cannot pass for a shader; validation messages fail any test (tests/conf
 
 from __future__ import annotations
 
-import gc
 import itertools
 
 import numpy as np
@@ -32,17 +31,6 @@ pytestmark = [pytest.mark.gpu,
 SHAPES = [(7,), (24,), (3, 13), (12, 5), (1, 3, 5), (4, 5, 3), (8, 1, 7), (16, 3, 2), (24, 3, 3),
           (3, 2, 3, 5), (12, 2, 3, 3)]
 FEW_SHAPES = [(13,), (12, 5), (3, 3, 5), (8, 2, 3), (4, 2, 3, 3)]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def no_cyclic_gc_during_module():
-    # Each test_layer builds and drops several Nets; collecting their reference cycles
-    # mid-recording has been seen to hand out staging buffers of an already finalised
-    # allocator (a runtime issue reported to the lead). Collect between tests only.
-    gc.collect()
-    gc.disable()
-    yield
-    gc.enable()
 
 
 def rand(shape, seed=0, lo=-2.0, hi=2.0):

@@ -12,7 +12,7 @@ from vkncnn.tools.compare_models import with_detections
 from vkncnn.tools.randweights import random_weights
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model_weights(name: str) -> bytes:
     return random_weights(str(param_path(name)), seed=0, input_shapes=INPUT_SHAPES[name])
 

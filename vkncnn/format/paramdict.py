@@ -28,7 +28,7 @@ class RawArray(np.ndarray):
     """An int32 array from a binary param file; read as float32 when asked for floats."""
 
 
-def _as_raw_array(words: np.ndarray) -> "RawArray":
+def _as_raw_array(words: np.ndarray) -> RawArray:
     return np.asarray(words, dtype="<i4").view(RawArray)
 
 

@@ -232,8 +232,18 @@ class VkAllocator:
         if bm.dead:
             return
         with self._lock:
-            self._bytes_in_use -= bm.capacity
-            self._free.setdefault(bm.capacity, []).append(bm)
+            if bm.key not in self._raw:
+                # free_all() already destroyed it: when garbage collection finalizes an
+                # allocator and a recorder together, the weak references free_all uses to
+                # mark buffers dead are gone before the recorder hands its buffers back
+                bm.dead = True
+                stale = True
+            else:
+                self._bytes_in_use -= bm.capacity
+                self._free.setdefault(bm.capacity, []).append(bm)
+                stale = False
+        if stale:
+            bm.mapped = None
         self._drop_device_ref(bm)
 
     def _drop_device_ref(self, bm: VkBufferMemory) -> None:

@@ -331,6 +331,19 @@ class VkCompute:
                            f"the device limit {limit}; use a larger local size or split the work")
         return groups
 
+    def record_timestamp(self, query_pool, index: int, reset_count: int = 0) -> None:
+        """Write a GPU timestamp once every command recorded so far has finished.
+
+        With reset_count > 0 the queries [index, index + reset_count) are reset first (a
+        recorded reset runs again on every replay, so the timings are fresh each time).
+        """
+        seg = self._open_segment()
+        lib = vk.lib
+        if reset_count:
+            lib.vkCmdResetQueryPool(seg.cmdbuf, query_pool, index, reset_count)
+        lib.vkCmdWriteTimestamp(seg.cmdbuf, vk.VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, query_pool, index)
+        seg.commands += 1
+
     def record_host(self, fn) -> None:
         """End the current GPU segment and append a host step: fn() runs after it, in order."""
         if not callable(fn):

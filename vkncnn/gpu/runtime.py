@@ -79,6 +79,8 @@ class NetGpu:
         self._plans_lock = threading.Lock()
         self.plans_recorded = 0  # counters: tests and the bench read them
         self.plans_replayed = 0
+        self.profile = False  # True: plans time every GPU layer (vkncnn bench --profile)
+        self.layer_times: dict[str, list[float]] = {}  # "Type name" -> microseconds per run
 
     def gpu_layer(self, layer) -> bool:
         return bool(layer.support_vulkan) and not (layer.featmask & 16)
@@ -132,8 +134,14 @@ class NetGpu:
             held = sum(p.allocator.bytes_held for p in self._plans.values())
         return held + (self.weight_allocator.bytes_held if self.weight_allocator is not None else 0)
 
-    def new_extractor_state(self, extractor) -> "GpuExtractorState":
+    def new_extractor_state(self, extractor) -> GpuExtractorState:
         return GpuExtractorState(self, extractor)
+
+    def release_plans(self) -> None:
+        """Drop every cached plan not in use (the next extracts record afresh)."""
+        with self._plans_lock:
+            for key in [k for k, p in self._plans.items() if not p.in_use]:
+                self._plans.pop(key).release()
 
     def release(self, layers) -> None:
         with self._plans_lock:
@@ -165,11 +173,14 @@ class Plan:
         self.device_blobs: dict[int, object] = {}
         self.in_use = True
         self.cacheable = True
+        self.timer = None  # a LayerTimer when the net is profiled
 
     def release(self) -> None:
         """Free the plan's command buffers and every buffer it made, in use or pooled:
         once a plan is dropped nothing can read its blobs any more."""
         self.cmd.release()
+        if self.timer is not None:
+            self.timer.destroy()
         self.allocator.free_all()
         self.device_blobs = {}
 
@@ -221,6 +232,9 @@ class GpuExtractorState:
             self.netgpu.plans_recorded += 1
         self.plans.append(plan)
         self.device_blobs.update(plan.device_blobs)
+        if plan.timer is not None:
+            for label, us in plan.timer.durations():
+                self.netgpu.layer_times.setdefault(label, []).append(us)
         return plan.download.array
 
     def _replay(self, plan: Plan) -> None:
@@ -272,6 +286,10 @@ class GpuExtractorState:
             return lambda: d.array
 
         schedule = self.ex._schedule(target, available=lambda bi: bi in device or bi in host)
+        if self.netgpu.profile:
+            from .timestamps import LayerTimer
+            plan.timer = LayerTimer(vkdev, len(schedule) + 2)
+            plan.timer.start(cmd)
         for li in schedule:
             layer = net._layers[li]
             if self.netgpu.gpu_layer(layer):
@@ -287,6 +305,8 @@ class GpuExtractorState:
                 for bi, v in zip(layer.tops, tops):
                     device[bi] = v
                     owned.add(bi)
+                if plan.timer is not None:
+                    plan.timer.mark(cmd, f"{layer.type} {layer.name}")
             else:
                 self._record_cpu_layer(layer, cmd, on_host, host, host_slots)
             if opt.lightmode:

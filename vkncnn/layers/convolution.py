@@ -34,6 +34,7 @@ from .gemm import (
     forget_pipelines,
     gemm_tile,
     out_elempack,
+    parallel_target,
     storage_is_fp16,
 )
 
@@ -395,22 +396,45 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     specs = geometry.specs() + [int(bias is not None)] + act + [
         plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, outw * outh, ep,
         plane.channels // group, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
-    lx, ly, tm = conv_tile(m, n)
-    pipeline = cached_pipeline(layer, "convolution", fp16, specs, (lx, ly, 1), {"DECONV": int(deconv), "TM": tm})
-    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [],
-                        (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group))
+    parallel = parallel_target(cmd.vkdev)
+    lx, ly, tm = conv_tile(m, n, group, parallel)
+    tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
+    k = plane.channels // group * geometry.kernel_w * geometry.kernel_h
+    slices = split_k(tiles, k, parallel)
+    pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices], (lx, ly, 1),
+                               {"DECONV": int(deconv), "TM": tm})
+    workspace = None
+    if slices > 1:
+        workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
+    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace], [],
+                        (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices))
+    if workspace is not None:
+        reduce = cached_pipeline(layer, "convolution_reduce", fp16,
+                                 [slices, int(bias is not None)] + act + [n, num_output, ep], (64, 4, 1))
+        cmd.record_pipeline(reduce, [workspace, top, bias], [], (n, num_output, 1))
+        workspace.release()  # back to the pool: the recorder orders any reuse after these reads
     return top
 
 
-def conv_tile(m: int, n: int) -> tuple[int, int, int]:
+def split_k(tiles: int, k: int, parallel: int) -> int:
+    """How many slices of K to sum separately (split-K) when the tiles alone cannot keep
+    `parallel` workgroups busy: deep layers on small images (7x7 with 512+ channels). Each
+    slice keeps at least 4 chunks of 16; at most 16 slices."""
+    if parallel <= 1 or tiles >= parallel // 2 or k < 128:
+        return 1
+    return max(1, min(16, -(-parallel // tiles), k // 64))
+
+
+def conv_tile(m: int, n: int, groups: int = 1, parallel: int = 1) -> tuple[int, int, int]:
     """(lx, ly, TM) for convolution.comp: tiles of TM*ly output channels x 4*lx pixels.
 
-    With enough output channels each invocation keeps 8 of them (TM=8): every value it
-    reads from shared memory then feeds twice the multiply-adds."""
-    if m >= 32:
+    On a CPU device (parallel 1) with enough output channels each invocation keeps 8 of them
+    (TM=8): every value it reads from shared memory then feeds twice the multiply-adds. On a
+    GPU the tiles shrink until there are `parallel` workgroups instead (see gemm_tile)."""
+    if parallel <= 1 and m >= 32:
         ly = min(8, _pow2_ceil(-(-m // 8)))
         return max(4, min(_pow2_ceil(-(-n // 4)), 32, 256 // ly)), ly, 8
-    lx, ly = gemm_tile(m, n)
+    lx, ly = gemm_tile(m, n, groups, parallel)
     return lx, ly, 4
 
 
