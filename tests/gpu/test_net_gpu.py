@@ -175,3 +175,76 @@ def test_destroy_gpu_instance_while_net_alive_is_safe():
     del net
     gc.collect()
     assert vkncnn.get_gpu_count() >= 1  # a new instance comes up on demand
+
+
+def _fresh_warnings(monkeypatch):
+    from vkncnn import net as net_module
+    monkeypatch.setattr(net_module.warn_once, "__defaults__", (set(),))
+
+
+def test_device_that_fails_to_create_falls_back_with_one_warning(monkeypatch):
+    from vkncnn.errors import GpuError
+
+    def broken(index=None):
+        raise GpuError("vkCreateDevice failed: VK_ERROR_INITIALIZATION_FAILED")
+
+    monkeypatch.setattr(instance, "get_gpu_device", broken)
+    _fresh_warnings(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        net = _net()
+    assert net.gpu is None
+    assert [str(w.message) for w in caught if "vkCreateDevice" in str(w.message)]
+    x = np.linspace(-1, 1, 6, dtype=np.float32)
+    np.testing.assert_allclose(net.run({"x": x})["y"], _expect(x), rtol=1e-6)
+
+
+def test_out_of_device_memory_while_loading_is_a_clear_error(monkeypatch):
+    from vkncnn.errors import GpuError
+    from vkncnn.gpu import allocator
+
+    def no_memory(self, size, retain_device=True):
+        raise GpuError(f"out of device memory: could not allocate {size} bytes")
+
+    weights = random_weights(str(param_path("squeezenet")), seed=0)
+    net = vkncnn.Net()
+    net.load_param(str(param_path("squeezenet")))
+    monkeypatch.setattr(allocator.VkWeightAllocator, "fastMalloc", no_memory)
+    with pytest.raises(GpuError, match="out of device memory"):
+        net.load_model(weights)
+
+
+def test_out_of_device_memory_while_running_is_a_clear_error(monkeypatch):
+    from vkncnn.errors import GpuError
+    from vkncnn.gpu import allocator
+
+    net = _net()
+    real = allocator.VkBlobAllocator.fastMalloc
+
+    def no_memory(self, size, retain_device=True):
+        if size > 1 << 20:
+            raise GpuError(f"out of device memory: could not allocate {size} bytes")
+        return real(self, size, retain_device)
+
+    monkeypatch.setattr(allocator.VkBlobAllocator, "fastMalloc", no_memory)
+    with pytest.raises(GpuError, match="out of device memory"):
+        net.run({"x": np.ones((256, 64, 128), np.float32)})
+    monkeypatch.undo()  # memory is back: the same net runs again
+    x = np.ones((4, 4, 4), np.float32)
+    np.testing.assert_allclose(net.run({"x": x})["y"], _expect(x), rtol=1e-2)
+
+
+def test_device_lost_is_a_clear_error_not_a_crash(monkeypatch):
+    from vkncnn.errors import GpuError
+    from vkncnn.gpu import device
+
+    net = _net()
+    x = np.ones((2, 3, 4), np.float32)
+    net.run({"x": x})
+
+    def lost(self, command_buffer, fence):
+        raise GpuError("vkQueueSubmit failed: VK_ERROR_DEVICE_LOST")
+
+    monkeypatch.setattr(device.VulkanDevice, "submit_and_wait", lost)
+    with pytest.raises(GpuError, match="DEVICE_LOST"):
+        net.run({"x": x})

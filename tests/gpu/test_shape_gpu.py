@@ -362,3 +362,13 @@ def test_views_through_a_graph(variant):
         assert np.max(np.abs(cpu_out - gpu_run)) <= tol
     for first, again in zip(results[1][0], results[1][1]):
         np.testing.assert_array_equal(first, again)
+
+
+def test_more_invocations_than_one_grid_row():
+    # > 65536 invocations: the flat dispatch wraps into a second row of the grid
+    x = rand(8, 90, 100)
+    check("Permute", {0: 1}, [x])
+    check("Concat", {0: 1}, [x, x])
+    check("Padding", {0: 1, 1: 1, 4: 2}, [x])
+    check("Dropout", {0: 0.5}, [x])
+    check("Pooling", {0: 1, 4: 1}, [x])

@@ -73,7 +73,7 @@ def same_layout(shape_a: tuple, shape_b: tuple, elempack: int) -> bool:
 
 
 def view(src: VkMat, shape: tuple) -> VkMat:
-    """A new VkMat of logical `shape` sharing src's buffer (the caller checked same_layout)."""
+    """A new VkMat of logical `shape` sharing src's buffer; GpuError unless the bytes agree (same_layout)."""
     shape = tuple(int(s) for s in shape)
     if not same_layout(src.numpy_shape(), shape, src.elempack):
         raise GpuError(f"view: {src.numpy_shape()} in elempack {src.elempack} cannot be seen as {shape}")

@@ -397,7 +397,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, outw * outh, ep,
         plane.channels // group, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
     parallel = parallel_target(cmd.vkdev)
-    lx, ly, tm = conv_tile(m, n, group, parallel)
+    lx, ly, tm = conv_tile(m, n, parallel)
     tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
     k = plane.channels // group * geometry.kernel_w * geometry.kernel_h
     slices = split_k(tiles, k, parallel)
@@ -418,23 +418,23 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
 
 def split_k(tiles: int, k: int, parallel: int) -> int:
     """How many slices of K to sum separately (split-K) when the tiles alone cannot keep
-    `parallel` workgroups busy: deep layers on small images (7x7 with 512+ channels). Each
-    slice keeps at least 4 chunks of 16; at most 16 slices."""
+    `parallel` workgroups busy: deep layers on small images (512 channels at 7x7 make 8
+    tiles). Each slice keeps at least 4 chunks of 16; at most 16 slices."""
     if parallel <= 1 or tiles >= parallel // 2 or k < 128:
         return 1
     return max(1, min(16, -(-parallel // tiles), k // 64))
 
 
-def conv_tile(m: int, n: int, groups: int = 1, parallel: int = 1) -> tuple[int, int, int]:
+def conv_tile(m: int, n: int, parallel: int = 1) -> tuple[int, int, int]:
     """(lx, ly, TM) for convolution.comp: tiles of TM*ly output channels x 4*lx pixels.
 
     On a CPU device (parallel 1) with enough output channels each invocation keeps 8 of them
-    (TM=8): every value it reads from shared memory then feeds twice the multiply-adds. On a
-    GPU the tiles shrink until there are `parallel` workgroups instead (see gemm_tile)."""
+    (TM=8): every value it reads from shared memory then feeds twice the multiply-adds
+    (measured: a third faster on lavapipe). On a GPU TM=8 was slower (H200): TM=4 there."""
     if parallel <= 1 and m >= 32:
         ly = min(8, _pow2_ceil(-(-m // 8)))
         return max(4, min(_pow2_ceil(-(-n // 4)), 32, 256 // ly)), ly, 8
-    lx, ly = gemm_tile(m, n, groups, parallel)
+    lx, ly = gemm_tile(m, n)
     return lx, ly, 4
 
 

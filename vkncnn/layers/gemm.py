@@ -292,33 +292,21 @@ def _pow2_ceil(n: int) -> int:
 
 
 def parallel_target(vkdev) -> int:
-    """Workgroups a product should be cut into to keep the device busy.
-
-    A GPU has dozens to hundreds of compute units, each wanting a few workgroups in flight:
-    aim for 256 and shrink tiles until there are that many. A CPU implementation (lavapipe)
-    runs workgroups on a handful of threads, where the largest tiles are fastest."""
+    """Workgroups a convolution should be cut into to keep the device busy (split-K below
+    that). A GPU has dozens to hundreds of compute units, each wanting a few workgroups in
+    flight; a CPU implementation (lavapipe) runs them on a handful of threads."""
     return 1 if vkdev.info.type() == 3 else 256
 
 
-def gemm_tile(m: int, n: int, batch: int = 1, parallel: int = 1) -> tuple[int, int]:
+def gemm_tile(m: int, n: int) -> tuple[int, int]:
     """Workgroup (lx, ly) of the tiled kernels (gemm.comp MODE 0, convolution.comp with TM=4):
-    the tile is 4*ly rows x 4*lx columns.
+    the tile is 4*ly rows x 4*lx columns, the largest the product fills, within the shaders'
+    shared arrays (4*ly <= 64, 4*lx <= 128) and 256 invocations.
 
-    Start from the largest tile the product fills (each value loaded into shared memory then
-    serves the most multiply-adds), within the shaders' shared arrays (4*ly <= 64, 4*lx <= 128)
-    and 256 invocations; then halve the larger side while there are fewer than `parallel`
-    workgroups, down to 32 invocations (a warp or wavefront)."""
+    Large workgroups win: measured on an H200, shrinking tiles to get more workgroups made
+    convolutions 2-3x slower; split-K (convolution.py) is what fills a big GPU instead."""
     ly = min(16, _pow2_ceil(-(-m // 4)))
-    lx = max(4, min(_pow2_ceil(-(-n // 4)), 32 if parallel <= 1 else 16, 256 // ly))
-
-    def groups(lx: int, ly: int) -> int:
-        return -(-m // (4 * ly)) * -(-n // (4 * lx)) * batch
-
-    while groups(lx, ly) < parallel and lx * ly > 32:
-        if ly >= lx and ly > 4:
-            ly //= 2
-        else:
-            lx //= 2
+    lx = max(4, min(_pow2_ceil(-(-n // 4)), 32, 256 // ly))
     return lx, ly
 
 
@@ -343,7 +331,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         global_size = (n, m, batch)
     else:
         mode = 0        # tiled through shared memory
-        lx, ly = gemm_tile(m, n, batch, parallel_target(cmd.vkdev))
+        lx, ly = gemm_tile(m, n)
         local = (lx, ly, 1)
         global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
     specs = list(activation) + [int(c is not None), a.elempack, out.elempack]
