@@ -37,6 +37,7 @@ def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
         assert net.load_param(p) == 0, "ncnn rejected the param"
         assert net.load_model(b) == 0, "ncnn rejected the model"
         ex = net.create_extractor()
+        ex.set_light_mode(False)  # several blobs may be asked for, intermediate ones too
         keep = []
         for name, arr in inputs.items():
             m = ncnn.Mat(np.ascontiguousarray(arr, np.float32)).clone()

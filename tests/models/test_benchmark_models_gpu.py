@@ -10,30 +10,21 @@ score near a threshold into a different list of boxes, which says nothing about 
 
 import pytest
 
-import vkncnn
 from tests.models.common import model_io, model_weights, output_err
 from tests.oracle import run_ncnn, run_vkncnn
 from vkncnn.gpu import instance
 from vkncnn.tools.benchmark_models import INPUT_SHAPES
+from vkncnn.tools.compare_models import detection_head_inputs
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")]
 
-DETECTION_LAYERS = {"DetectionOutput", "YoloDetectionOutput", "Yolov3DetectionOutput"}
 _reference_cache: dict = {}
 
 
 def _compared_blobs(text: str, outputs: list[str], fp16: bool) -> list[str]:
     if not fp16:
         return outputs
-    net = vkncnn.Net()
-    net.opt.use_vulkan_compute = False
-    net.load_param_mem(text)
-    blobs = net.blobs()
-    heads = [layer for layer in net.layers() if layer.type in DETECTION_LAYERS]
-    if not heads:
-        return outputs
-    head_outputs = {blobs[t].name for layer in heads for t in layer.tops}
-    head_inputs = [blobs[b].name for layer in heads for b in layer.bottoms]
+    head_inputs, head_outputs = detection_head_inputs(text)
     return [o for o in outputs if o not in head_outputs] + head_inputs
 
 
