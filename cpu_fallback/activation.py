@@ -45,6 +45,28 @@ def fused_activation(x: np.ndarray, activation_type: int, params) -> np.ndarray:
     raise ValueError(f"unknown activation_type {activation_type} (expected 0-6)")
 
 
+def inplace_activation(activation_type: int, params):
+    """fused_activation as a function that overwrites its (freshly computed) argument,
+    or None for no activation: kernels apply it to a block still in cache, with no
+    new array. ReLU and Clip, the common ones, run as one in-place ufunc."""
+    if activation_type == 0:
+        return None
+    if activation_type == 1:
+        zero = np.float32(0)
+        return lambda a: np.maximum(a, zero, out=a)
+    p = [float(v) for v in np.asarray(params, dtype=np.float32).ravel()] if params is not None else []
+    if activation_type == 3:
+        lo = np.float32(p[0] if len(p) > 0 else -np.inf)
+        hi = np.float32(p[1] if len(p) > 1 else np.inf)
+        # max then min, so hi wins when lo > hi, as fused_activation's np.clip
+        return lambda a: np.minimum(np.maximum(a, lo, out=a), hi, out=a)
+
+    def generic(a: np.ndarray) -> None:
+        a[...] = fused_activation(a, activation_type, p)
+
+    return generic
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     # exp of a large negative overflows to inf and gives exactly 0, as ncnn does
     with np.errstate(over="ignore"):

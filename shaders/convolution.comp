@@ -69,6 +69,7 @@ layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; }
 #include "activation.comp"
 
 #define BK 16
+#define PF 8   // most values of each tile one invocation prefetches into registers
 // Rows (output channels) per invocation: TM = 4 or 8, in groups of 4 (a pack4 item each).
 #ifndef TM
 #define TM 4
@@ -123,6 +124,51 @@ ivec2 corner(int n)
 #endif
 }
 
+// the global loads of one K chunk into registers (the prefetch path: each invocation
+// always loads the same pixel my_nn and A values tid + i * nthreads of the tile)
+afp ra[PF];     // this invocation's prefetched values of the next chunk
+afp rb[PF];
+afpvec4 sum[TM];  // sum[r/4 * 4 + j]: rows ty*TM + (r/4)*4 .. +3, column tx + lx*j
+
+void load_chunk(int k0, int k_end, int m0, int w_base, int tid, int nthreads,
+                int BM, int BN, int my_nn, ivec2 my_corner, bool my_n_ok, int c_base)
+{
+    for (int i = 0; i < BM * BK / nthreads; i++)
+    {
+        const int e = tid + i * nthreads;
+        const int m = m0 + e / BK;
+        const int k = k0 + e % BK;
+        ra[i] = (m < M && k < k_end) ? buffer_ld1(weight_data, w_base + m * K + k) : afp(0.f);
+    }
+    for (int i = 0; i < BK * BN / nthreads; i++)
+    {
+        const int k = k0 + tid / BN + i * (nthreads / BN);
+        rb[i] = (my_n_ok && k < k_end) ? gather(k, my_corner.x, my_corner.y, c_base) : afp(0.f);
+    }
+}
+
+// the multiply-adds of one K chunk out of shared memory
+void multiply_chunk(int tx, int ty, int lx, int BM, int BN)
+{
+    for (int kk = 0; kk < BK; kk++)
+    {
+        const int bi = kk * BN + tx;
+        const afp b0 = sB[bi];
+        const afp b1 = sB[bi + lx];
+        const afp b2 = sB[bi + lx * 2];
+        const afp b3 = sB[bi + lx * 3];
+        for (int r = 0; r < TM; r += 4)
+        {
+            const int ai = kk * BM + ty * TM + r;
+            const afpvec4 a = afpvec4(sA[ai], sA[ai + 1], sA[ai + 2], sA[ai + 3]);
+            sum[r] += a * b0;
+            sum[r + 1] += a * b1;
+            sum[r + 2] += a * b2;
+            sum[r + 3] += a * b3;
+        }
+    }
+}
+
 void main()
 {
     const int lx = int(gl_WorkGroupSize.x);
@@ -150,38 +196,55 @@ void main()
     const ivec2 my_corner = corner(n0 + my_nn);
     const bool my_n_ok = n0 + my_nn < N;
 
-    afpvec4 sum[TM];  // sum[r/4 * 4 + j]: rows ty*TM + (r/4)*4 .. +3, column tx + lx*j
     for (int i = 0; i < TM; i++)
         sum[i] = afpvec4(0.f);
 
-    for (int k0 = k_begin; k0 < k_end; k0 += BK)
+    // Double buffering through registers: while the multiply-adds of one K chunk run out of
+    // shared memory, the global loads of the next chunk are already in flight. Used when each
+    // invocation loads a whole number of values of both tiles, at most PF of each.
+    // (plain locals, not const: glslang mis-emits this chain as specialization-constant ops;
+    // the driver folds it all the same)
+    int A_PER = BM * BK / nthreads;
+    int B_PER = BK * BN / nthreads;
+    bool prefetch = fixed_pixel;
+    prefetch = prefetch && (BM * BK) % nthreads == 0 && (BK * BN) % nthreads == 0;
+    prefetch = prefetch && A_PER <= PF && B_PER <= PF;
+    if (prefetch)
     {
-        // weights: consecutive invocations read consecutive k of one row
-        for (int e = tid; e < BM * BK; e += nthreads)
+        load_chunk(k_begin, k_end, m0, w_base, tid, nthreads, BM, BN, my_nn, my_corner, my_n_ok, c_base);
+        for (int k0 = k_begin; k0 < k_end; k0 += BK)
         {
-            const int kk = e % BK;
-            const int mm = e / BK;
-            const int m = m0 + mm;
-            const int k = k0 + kk;
-            afp v = afp(0.f);
-            if (m < M && k < k_end)
-                v = buffer_ld1(weight_data, w_base + m * K + k);
-            sA[kk * BM + mm] = v;
-        }
-        // im2col slice: consecutive invocations read consecutive output pixels
-        if (fixed_pixel)
-        {
-            for (int kk = tid / BN; kk < BK; kk += nthreads / BN)
+            for (int i = 0; i < A_PER; i++)
             {
+                const int e = tid + i * nthreads;
+                sA[(e % BK) * BM + e / BK] = ra[i];
+            }
+            for (int i = 0; i < B_PER; i++)
+                sB[(tid / BN + i * (nthreads / BN)) * BN + my_nn] = rb[i];
+            barrier();
+            if (k0 + BK < k_end)
+                load_chunk(k0 + BK, k_end, m0, w_base, tid, nthreads, BM, BN, my_nn, my_corner, my_n_ok, c_base);
+            multiply_chunk(tx, ty, lx, BM, BN);
+            barrier();
+        }
+    }
+    else
+    {
+        for (int k0 = k_begin; k0 < k_end; k0 += BK)
+        {
+            // weights: consecutive invocations read consecutive k of one row
+            for (int e = tid; e < BM * BK; e += nthreads)
+            {
+                const int kk = e % BK;
+                const int mm = e / BK;
+                const int m = m0 + mm;
                 const int k = k0 + kk;
                 afp v = afp(0.f);
-                if (my_n_ok && k < k_end)
-                    v = gather(k, my_corner.x, my_corner.y, c_base);
-                sB[kk * BN + my_nn] = v;
+                if (m < M && k < k_end)
+                    v = buffer_ld1(weight_data, w_base + m * K + k);
+                sA[kk * BM + mm] = v;
             }
-        }
-        else
-        {
+            // im2col slice: consecutive invocations read consecutive output pixels
             for (int e = tid; e < BK * BN; e += nthreads)
             {
                 const int nn = e % BN;
@@ -196,27 +259,10 @@ void main()
                 }
                 sB[kk * BN + nn] = v;
             }
+            barrier();
+            multiply_chunk(tx, ty, lx, BM, BN);
+            barrier();
         }
-        barrier();
-
-        for (int kk = 0; kk < BK; kk++)
-        {
-            const int bi = kk * BN + tx;
-            const afp b0 = sB[bi];
-            const afp b1 = sB[bi + lx];
-            const afp b2 = sB[bi + lx * 2];
-            const afp b3 = sB[bi + lx * 3];
-            for (int r = 0; r < TM; r += 4)
-            {
-                const int ai = kk * BM + ty * TM + r;
-                const afpvec4 a = afpvec4(sA[ai], sA[ai + 1], sA[ai + 2], sA[ai + 3]);
-                sum[r] += a * b0;
-                sum[r + 1] += a * b1;
-                sum[r + 2] += a * b2;
-                sum[r + 3] += a * b3;
-            }
-        }
-        barrier();
     }
 
     for (int r = 0; r < TM; r += 4)

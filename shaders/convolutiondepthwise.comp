@@ -1,4 +1,4 @@
-// variants: PACK4=0,1 DECONV=0,1
+// variants: PACK4=0,1 DECONV=0,1 GROUPED=0,1
 // alias: deconvolutiondepthwise DECONV=1
 #version 450
 
@@ -14,6 +14,11 @@
 //
 // Weights are laid out on the host as [ky][kx][channel] (channel contiguous), so a pack4
 // item reads its 4 taps as one vec4 and pack1 neighbours read neighbouring scalars.
+//
+// GROUPED=1 is the same direct loop for groups of a few channels (inc_g inputs and outc_g
+// outputs per group, e.g. a channel multiplier, or 2 -> 1 channel upsampling), where a matrix
+// product would waste most of its tile: one invocation per output scalar sums inc_g channels
+// x taps. Weights [oc][ic][tap]; tensors addressed by scalar in either elempack.
 
 layout (constant_id = 0) const int kernel_w = 1;
 layout (constant_id = 1) const int kernel_h = 1;
@@ -35,10 +40,14 @@ layout (constant_id = 16) const int channels = 1;       // channel items (channe
 layout (constant_id = 17) const int pad_top = 0;
 layout (constant_id = 18) const int pad_left = 0;
 layout (constant_id = 19) const float pad_value = 0;
+layout (constant_id = 20) const int inc_g = 1;          // GROUPED: channels per group
+layout (constant_id = 21) const int outc_g = 1;
+layout (constant_id = 22) const int in_elempack = 1;
+layout (constant_id = 23) const int out_elempack = 1;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
-#if PACK4
+#if PACK4 && !GROUPED
 #define sfpT sfpvec4
 #define afpT afpvec4
 #define buffer_ldT buffer_ld4
@@ -58,6 +67,70 @@ layout (binding = 2) readonly buffer weight_blob { sfpT weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfpT bias_data[]; };
 
 #include "activation.comp"
+
+#if GROUPED
+// input scalar of channel c at position pos, whatever the elempack
+int in_index(int c, int pos)
+{
+    return (c / in_elempack) * in_cstep * in_elempack + pos * in_elempack + c % in_elempack;
+}
+
+void main()
+{
+    const int ox = int(gl_GlobalInvocationID.x);
+    const int oy = int(gl_GlobalInvocationID.y);
+    const int oc = int(gl_GlobalInvocationID.z);
+    if (ox >= outw || oy >= outh || oc >= channels)
+        return;
+
+    const int c_base = (oc / outc_g) * inc_g;
+    const int maxk = kernel_w * kernel_h;
+    afp sum = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+
+    for (int ky = 0; ky < kernel_h; ky++)
+    {
+#if DECONV
+        const int sy = oy + pad_top - ky * dilation_h;
+        if (sy < 0 || sy % stride_h != 0)
+            continue;
+        const int iy = sy / stride_h;
+        if (iy >= h)
+            continue;
+        const bool row_in = true;
+#else
+        const int iy = oy * stride_h + ky * dilation_h - pad_top;
+        const bool row_in = iy >= 0 && iy < h;
+#endif
+        for (int kx = 0; kx < kernel_w; kx++)
+        {
+#if DECONV
+            const int sx = ox + pad_left - kx * dilation_w;
+            if (sx < 0 || sx % stride_w != 0)
+                continue;
+            const int ix = sx / stride_w;
+            if (ix >= w)
+                continue;
+            const bool inside = true;
+#else
+            const int ix = ox * stride_w + kx * dilation_w - pad_left;
+            const bool inside = row_in && ix >= 0 && ix < w;
+#endif
+            const int tap = ky * kernel_w + kx;
+            for (int ic = 0; ic < inc_g; ic++)
+            {
+                const afp k = buffer_ld1(weight_data, (oc * inc_g + ic) * maxk + tap);
+                const afp v = inside ? buffer_ld1(bottom_blob_data, in_index(c_base + ic, iy * w + ix)) : afp(pad_value);
+                sum += v * k;
+            }
+        }
+    }
+
+    sum = activation_afp(sum, activation_type, activation_param_0, activation_param_1);
+    buffer_st1(top_blob_data, (oc / out_elempack) * out_cstep * out_elempack + (oy * outw + ox) * out_elempack
+               + oc % out_elempack, sum);
+}
+
+#else
 
 void main()
 {
@@ -107,3 +180,5 @@ void main()
     sum = activation_T(sum, activation_type, activation_param_0, activation_param_1);
     buffer_stT(top_blob_data, c * out_cstep + oy * outw + ox, sum);
 }
+
+#endif

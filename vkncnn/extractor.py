@@ -94,13 +94,17 @@ class Extractor:
         return 0
 
     def extract(self, blob, *args, type: int = 0):
-        """(0, Mat) for a blob; `extract(name, mat)` fills `mat` and returns 0, as pyncnn."""
+        """(0, Mat) for a blob; `extract(name, mat)` fills `mat` and returns 0, as pyncnn.
+
+        `type` is accepted for pyncnn compatibility: every blob comes back as fp32 with
+        elempack 1 (ncnn's type=0); there is no raw packed layout to hand out.
+        """
         out_mat = None
         if args and isinstance(args[0], Mat):
             out_mat = args[0]
             args = args[1:]
-        if args:
-            type = int(args[0])
+        if len(args) > 1 or type not in (0, 1) or (args and int(args[0]) not in (0, 1)):
+            raise Error(f"extract(): unexpected arguments {args!r}, type={type!r} (type is 0 or 1)")
         index = self._resolve(blob)
         self.net._prepare()
         if self._use_gpu():

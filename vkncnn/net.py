@@ -316,9 +316,13 @@ class Net:
             pass
 
 
-def warn_once(message: str, _seen: set = set()) -> None:
-    if message not in _seen:
-        _seen.add(message)
+_warned: set[str] = set()
+
+
+def warn_once(message: str) -> None:
+    """One warning per distinct message per process (e.g. 'no Vulkan device')."""
+    if message not in _warned:
+        _warned.add(message)
         warnings.warn(message, RuntimeWarning, stacklevel=3)
 
 

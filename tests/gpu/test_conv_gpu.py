@@ -101,6 +101,8 @@ DW_CASES = [
     (24, 24, 3, 2, {4: 1}, (24, 6, 5)),     # 12 per group, groups straddle packs of 4
     (6, 3, 3, 3, {}, (3, 6, 6)),
     (4, 1, 3, 1, {4: 1}, (7, 9)),           # 2-D input, one group
+    (24, 24, 3, 8, {4: 1, 9: 1}, (24, 7, 6)),   # 3 -> 3 per group across packs of 4: direct loop
+    (16, 8, 3, 8, {3: 2, 4: 1, 9: 4}, (8, 9, 9)),  # channel multiplier 2, pack4 in and out
 ]
 
 
@@ -136,6 +138,8 @@ DECONV_DW_CASES = [
     (3, 3, 2, 3, {3: 2, 9: 4}, (3, 4, 4)),
     (12, 8, 3, 4, {3: 3, 4: 1, 9: 1}, (8, 4, 5)),
     (16, 16, 3, 16, {3: 2, 4: -233, 20: 9, 21: 9}, (16, 5, 5)),
+    (8, 16, 4, 8, {3: 2, 4: 1, 9: 1}, (16, 6, 5)),  # 2 -> 1 per group (mobilenet_yolo's upsample)
+    (12, 12, 3, 4, {3: 2, 18: 1, 4: -233, 20: 9, 21: 9}, (12, 5, 5)),
 ]
 
 
@@ -187,6 +191,22 @@ IP_CASES = [
 def test_innerproduct(outc, inc, extra, shape):
     params = {0: outc, 1: 1, 2: outc * inc, **extra}
     check("InnerProduct", params, [(rand(outc * inc, seed=inc), True), rand(outc)], [rand(*shape, seed=3)])
+
+
+@pytest.mark.parametrize("type_name,outc,inc,k,group,extra,shape", [
+    ("Convolution", 64, 32, 3, 1, {4: 1, 9: 1}, (32, 7, 7)),
+    ("Convolution", 20, 64, 1, 1, {9: 2, 10: [0.1]}, (64, 3, 3)),
+    ("Deconvolution", 16, 32, 3, 1, {3: 2, 4: 1, 9: 4}, (32, 4, 4)),
+    ("ConvolutionDepthWise", 32, 64, 3, 2, {4: 1}, (64, 5, 5)),
+])
+def test_gpu_tiling_and_split_k(monkeypatch, type_name, outc, inc, k, group, extra, shape):
+    """The tiles and split-K (fp32 partial sums + convolution_reduce.comp) a discrete GPU gets."""
+    import vkncnn.layers.convolution as convolution
+
+    monkeypatch.setattr(convolution, "parallel_target", lambda vkdev: 1024)
+    assert convolution.split_k(8, 4608, 1024) == 16 and convolution.split_k(600, 4608, 1024) == 1
+    params, weights = conv_case(type_name, outc, inc, k, group=group, extra=extra)
+    check(type_name, params, weights, [rand(*shape, seed=5)])
 
 
 def test_innerproduct_weight_slices(monkeypatch):

@@ -59,7 +59,7 @@ def test_custom_cpu_layer_inside_gpu_graph_and_replay():
     net = _net()
     assert net.gpu is not None
     rng = np.random.default_rng(0)
-    for i in range(4):
+    for _ in range(4):
         x = rng.uniform(-1, 1, (4, 5, 6)).astype(np.float32)
         with net.create_extractor() as ex:
             ex.input("x", vkncnn.Mat(x))
@@ -115,7 +115,7 @@ def test_threads_share_one_net():
 def test_no_device_falls_back_to_cpu_with_one_warning(monkeypatch):
     monkeypatch.setattr(instance, "get_gpu_count", lambda: 0)
     from vkncnn import net as net_module
-    monkeypatch.setattr(net_module.warn_once, "__defaults__", (set(),))
+    monkeypatch.setattr(net_module, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         net = _net()
@@ -179,7 +179,7 @@ def test_destroy_gpu_instance_while_net_alive_is_safe():
 
 def _fresh_warnings(monkeypatch):
     from vkncnn import net as net_module
-    monkeypatch.setattr(net_module.warn_once, "__defaults__", (set(),))
+    monkeypatch.setattr(net_module, "_warned", set())
 
 
 def test_device_that_fails_to_create_falls_back_with_one_warning(monkeypatch):

@@ -19,9 +19,8 @@ import pytest
 from vkncnn import testing
 from vkncnn.errors import ShapeError
 from vkncnn.format.paramdict import ParamDict
-from vkncnn.gpu import instance
+from vkncnn.gpu import instance, rows
 from vkncnn.layer import create_layer
-from vkncnn.layers import _rows_gpu as rows
 from vkncnn.testing import run_layer
 
 pytestmark = [pytest.mark.gpu,

@@ -81,7 +81,8 @@ def make_preamble(fp16_storage: bool = False, fp16_arithmetic: bool = False) -> 
     gathered = ",".join(f"{a1}(sbuf[(si4).{c}])" for c in "rgba")
     lines.append(f"#define buffer_cp1to4(buf,i,sbuf,si4) {{buf[i]={s4}({arith['vec4']}({gathered}));}}")
     scattered = "".join(f"buf[(i4).{c}]={s1}(_cp4to1_v.{c});" for c in "rgba")
-    lines.append(f"#define buffer_cp4to1(buf,i4,sbuf,si) {{{arith['vec4']} _cp4to1_v={arith['vec4']}(sbuf[si]);{scattered}}}")
+    v4 = arith["vec4"]
+    lines.append(f"#define buffer_cp4to1(buf,i4,sbuf,si) {{{v4} _cp4to1_v={v4}(sbuf[si]);{scattered}}}")
     lines.append(f"#define buffer_sm1(sm,si,buf,i) {{sm[si]={local['']}(buf[i]);}}")
     lines.append(f"#define buffer_sm4(sm,si,buf,i) {{sm[si]={local['vec4']}(buf[i]);}}")
     lines.append("#define psc(x) (x==0?p.x:x)")

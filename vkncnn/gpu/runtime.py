@@ -335,7 +335,9 @@ class GpuExtractorState:
             except Exception as e:
                 raise LayerError(f"layer {layer.name!r} ({layer.type}) failed: {type(e).__name__}: {e}") from e
             for slot, arr in zip(out_slots, tops):
-                slot.array = np.ascontiguousarray(arr, dtype=np.float32)
+                # int8 tops (a requantizing int8 layer) stay int8 for the next int8 layer
+                keep = arr.dtype in (np.float32, np.int8)
+                slot.array = np.ascontiguousarray(arr if keep else arr.astype(np.float32))
 
         cmd.record_host(run)
         cmd.submit_and_wait()  # planning run: the outputs' shapes are needed to go on recording

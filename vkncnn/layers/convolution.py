@@ -268,15 +268,18 @@ class Convolution(Layer):
         return 0
 
     @property
-    def _gpu_depthwise(self) -> bool:
-        """One input and one output channel per group: the depthwise shader, no matrix product."""
-        return self.num_input_g == 1 and self.num_output == self.group
+    def _gpu_path(self) -> str:
+        return conv_path(self.num_input_g, self.num_output // self.group, self.group)
 
     def upload_model(self, cmd, opt) -> int:
-        """Weights as the shaders read them: [tap][channel] depthwise, else [g][oc][tap][ic]."""
+        """Weights as the shaders read them: [tap][channel] depthwise, [oc][ic][tap] for small
+        groups (ncnn's own order), else [g][oc][tap][ic] for the matrix product."""
         taps = self.kernel_h * self.kernel_w
-        if self._gpu_depthwise:
+        path = self._gpu_path
+        if path == "depthwise":
             weight = self.weight_mat.reshape(self.group, taps).T
+        elif path == "grouped":
+            weight = self.weight_mat
         else:
             weight = self.weight_mat.reshape(self.group, -1, self.num_input_g, taps).transpose(0, 1, 3, 2)
         self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
@@ -305,7 +308,7 @@ class Convolution(Layer):
         geometry = ConvGeometry(self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w,
                                 self.stride_h, top, left, self.pad_value)
         shape = (self.num_output,) if flat else (self.num_output, outh, outw)
-        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_depthwise, deconv=False)]
+        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_path, deconv=False)]
 
 
 # -- GPU recording, shared by every convolution-family layer ---------------------------------
@@ -361,7 +364,23 @@ def conv_input_planes(x, cmd, opt, flat: bool, type_name: str):
     return x, Plane(x.c * x.elempack, x.h, x.w, x.w * x.h, x.elempack)
 
 
-def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, depthwise: bool,
+def conv_path(inc_g: int, outc_g: int, group: int) -> str:
+    """Which shader a (transposed) convolution takes:
+
+    'depthwise'  one input and one output channel per group: convolutiondepthwise.comp;
+    'grouped'    a few channels per group (a channel multiplier, 2 -> 1 upsampling): the same
+                 direct loop over inc_g channels (GROUPED=1), where a matrix product's tile
+                 of >= 4 output channels would mostly be padding;
+    'gemm'       everything else: convolution.comp, one matrix product per group.
+    """
+    if inc_g == 1 and outc_g == 1:
+        return "depthwise"
+    if group > 1 and outc_g < 16 and inc_g <= 16:
+        return "grouped"
+    return "gemm"
+
+
+def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, path: str,
                 deconv: bool):
     """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
 
@@ -374,7 +393,20 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     fp16 = storage_is_fp16(x)
     act = activation_specs(layer.activation_type, layer.activation_params)
     bias = layer.bias_gpu
-    if depthwise:
+    if path == "grouped":
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, outw * outh, num_output,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value,
+            plane.channels // layer.group, num_output // layer.group, plane.elempack, ep]
+        lx = min(16, _pow2_ceil(outw))
+        ly = min(max(1, 64 // lx), _pow2_ceil(outh))
+        lz = min(max(1, 64 // (lx * ly)), _pow2_ceil(num_output))
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, (lx, ly, lz),
+                                   {"PACK4": 0, "DECONV": int(deconv), "GROUPED": 1})
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, num_output))
+        return top
+    if path == "depthwise":
         if plane.elempack != ep:  # depthwise keeps channels in place: input and output pack alike
             x = cmd.vkdev.convert_packing(x, ep, cmd, opt)
             plane = Plane(plane.channels, plane.h, plane.w, plane.cstep, ep)
@@ -387,7 +419,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         ly = min(max(1, 64 // lx), _pow2_ceil(outh))
         lz = min(max(1, 64 // (lx * ly)), _pow2_ceil(items))
         pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, (lx, ly, lz),
-                                   {"PACK4": int(ep == 4), "DECONV": int(deconv)})
+                                   {"PACK4": int(ep == 4), "DECONV": int(deconv), "GROUPED": 0})
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
         return top
     top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))

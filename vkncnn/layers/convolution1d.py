@@ -139,7 +139,7 @@ class Convolution1D(Layer):
             raise ShapeError(f"input length {plane.w} (padded {padded}) is shorter than the kernel extent {extent}")
         outw = (padded - extent) // self.stride_w + 1
         geometry = ConvGeometry(self.kernel_w, 1, self.dilation_w, 1, self.stride_w, 1, 0, left, self.pad_value)
-        return [record_conv(self, cmd, opt, x, plane, (self.num_output, outw), geometry, False, deconv=False)]
+        return [record_conv(self, cmd, opt, x, plane, (self.num_output, outw), geometry, "gemm", deconv=False)]
 
     def _pads(self, length: int, kernel_w: int) -> tuple[int, int]:
         if self.pad_left > 0 or self.pad_right > 0:

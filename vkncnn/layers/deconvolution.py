@@ -22,7 +22,7 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
 
-from .convolution import ConvGeometry, check_weight_storage, conv_input_planes, record_conv
+from .convolution import ConvGeometry, check_weight_storage, conv_input_planes, conv_path, record_conv
 from .gemm import forget_pipelines
 
 
@@ -173,13 +173,18 @@ class Deconvolution(Layer):
         return 0
 
     @property
-    def _gpu_depthwise(self) -> bool:
-        return self.num_input_g == 1 and self.num_output == self.group
+    def _gpu_path(self) -> str:
+        return conv_path(self.num_input_g, self.num_output // self.group, self.group)
 
     def upload_model(self, cmd, opt) -> int:
-        """weight_mat is (g, outc_g*kh*kw, inc_g): already [g][oc][tap][ic]; depthwise as [tap][c]."""
-        if self._gpu_depthwise:
-            weight = self.weight_mat.reshape(self.group, self.kernel_h * self.kernel_w).T
+        """weight_mat is (g, outc_g*kh*kw, inc_g): already [g][oc][tap][ic] for the matrix
+        product; [tap][c] depthwise; [oc][ic][tap] for small groups."""
+        taps = self.kernel_h * self.kernel_w
+        path = self._gpu_path
+        if path == "depthwise":
+            weight = self.weight_mat.reshape(self.group, taps).T
+        elif path == "grouped":
+            weight = self.weight_mat.reshape(self.group, -1, taps, self.num_input_g).transpose(0, 1, 3, 2)
         else:
             weight = self.weight_mat
         self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
@@ -212,4 +217,4 @@ class Deconvolution(Layer):
         geometry = ConvGeometry(self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w,
                                 self.stride_h, top, left)
         shape = (self.num_output, cut.shape[1], cut.shape[2])
-        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_depthwise, deconv=True)]
+        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_path, deconv=True)]

@@ -11,9 +11,8 @@ to pack1 first.
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 
 @register_layer("GroupNorm")

@@ -7,9 +7,8 @@ normalize_rows.comp applies them and the per-channel affine.
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 
 @register_layer("InstanceNorm")

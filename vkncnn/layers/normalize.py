@@ -12,9 +12,8 @@ multiplies by it and the scale.
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 
 @register_layer("Normalize")

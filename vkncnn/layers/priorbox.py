@@ -21,9 +21,8 @@ import numpy as np
 
 from vkncnn.cpu_fallback import detection
 from vkncnn.errors import ParamError, ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 AUTO = -233
 

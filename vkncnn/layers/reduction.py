@@ -7,7 +7,7 @@ order, negatives allowed). keepdims keeps reduced axes as size 1; without it the
 remaining axes keep their order and a full reduction gives a (1,) blob. fixbug0=1 is
 required whenever axes is given (ncnn rejects older params, whose axes counted a batch axis).
 
-GPU: one row reducer pass (reduction_rows.comp, see _rows_gpu.py; two passes for long
+GPU: one row reducer pass (reduction_rows.comp, see vkncnn/gpu/rows.py; two passes for long
 rows) whose rows are the kept coordinates; the final op (log, sqrt, coeff) is applied as
 each result is stored. Every op, any axes, keepdims, dims 1-4, pack1 or pack4.
 """
@@ -16,9 +16,8 @@ import numpy as np
 
 from vkncnn.cpu_fallback import reduction
 from vkncnn.errors import ParamError, ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 # operation -> (what the reducer accumulates, what it applies to the total)
 _GPU_OP = {

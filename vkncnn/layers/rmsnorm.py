@@ -6,9 +6,8 @@ normalize_rows.comp scales every element; gamma is indexed by the position in th
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 
 @register_layer("RMSNorm")

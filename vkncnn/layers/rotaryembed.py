@@ -6,9 +6,8 @@ each arrive pack1 or pack4, the output keeps x's packing.
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 
 @register_layer("RotaryEmbed")

@@ -15,9 +15,8 @@ import numpy as np
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
+from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
-
-from . import _rows_gpu as rows
 
 SCORES_BYTES = 64 << 20  # the fp32 score buffer of one chunk of heads stays below this
 SOFTMAX_PER_THREAD_MAX_LEN = 256  # score rows up to this long: one invocation each

@@ -1,7 +1,8 @@
 """YoloDetectionOutput: the YOLOv2 region head.
 
 Each bottom is a (num_box * (5 + num_class), h, w) map (extra trailing channels are
-ignored, as ncnn's integer division does; of a 4-D blob only depth slice 0 is read). Per anchor pp: x, y, w, h, objectness, class
+ignored, as ncnn's integer division does; of a 4-D blob only depth slice 0 is read).
+Per anchor pp: x, y, w, h, objectness, class
 logits; the class logits are softmaxed, the anchor is (biases[2pp], biases[2pp+1]) in
 grid cells, and score = sigmoid(obj) * best class probability. Boxes with
 score >= confidence_threshold from all bottoms go through one sort and one NMS.

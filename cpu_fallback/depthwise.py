@@ -1,0 +1,182 @@
+"""Depthwise convolution (one input channel per output channel) as vectorised multiply-adds.
+
+A depthwise 3x3 has 9 multiply-adds per output: far too few for a matrix product to
+pay for building its im2col matrix, so the kernel loops over the taps and does one
+multiply and one add over a whole block of outputs per tap. numpy then runs at
+memory speed, so what matters is (1) every operand being a contiguous run of floats,
+(2) nothing allocated per tap, and (3) the blocks staying in the L2 cache. Two
+layouts give that:
+
+- planar, (c, h, w), for large planes. The padded plane is flattened; output (y, x)
+  is computed at flat index y*Wq + x of the padded-width grid, where tap (i, j)
+  reads flat index y*Wq + x + i*Wq + j, so a tap's whole window is ONE contiguous
+  slice. The Wq - ow extra columns per row are computed and dropped. With a stride
+  the input is first split into stride_h*stride_w "phases" (every s-th row and
+  column from an offset), in which every tap is again a contiguous slice.
+- channels-last, (h, w, c), for small planes with many channels: a tap is a strided
+  (oh, ow, c) view whose inner axis is a contiguous run of c channels, so there are
+  few, long inner loops where the planar layout would have many short rows.
+
+Blocks of about BLOCK floats keep the accumulator, a scratch buffer and the input
+window in cache; bias and the fused activation are applied to each block while it
+is still there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+# floats per block: accumulator + scratch + input window fit a 1 MiB L2 cache
+BLOCK = 65536
+
+
+def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dilation_hw,
+                     pads: tuple[int, int, int, int], pad_value: float = 0.0,
+                     bias: np.ndarray | None = None,
+                     activation: Callable[[np.ndarray], None] | None = None) -> np.ndarray:
+    """Depthwise convolution of an unpadded (c, h, w) float32 input.
+
+    taps: (kh*kw, c) float32, the weight of tap (i, j) for every channel at row i*kw + j.
+    pads: (top, bottom, left, right); a negative amount crops. `activation(block)`
+    applies the fused activation in place. Returns a new (c, oh, ow) float32 array.
+    """
+    c, h, w = x.shape
+    top, bottom, left, right = pads
+    if min(pads) < 0:  # crop first, then pad with what is left
+        x = x[:, max(-top, 0):h - max(-bottom, 0), max(-left, 0):w - max(-right, 0)]
+        c, h, w = x.shape
+        top, bottom, left, right = (max(v, 0) for v in pads)
+    kh, kw = kernel_hw
+    sh, sw = stride_hw
+    dh, dw = dilation_hw
+    oh = (h + top + bottom - dh * (kh - 1) - 1) // sh + 1
+    ow = (w + left + right - dw * (kw - 1) - 1) // sw + 1
+    if oh <= 0 or ow <= 0:
+        raise ValueError(f"kernel extent does not fit the padded input {h + top + bottom}x{w + left + right}")
+    geometry = (kh, kw, sh, sw, dh, dw, top, left, oh, ow)
+    if use_channels_last(c, oh, ow):
+        return _channels_last(x, taps, geometry, pad_value, bias, activation)
+    return _planar(x, taps, geometry, pad_value, bias, activation)
+
+
+def use_channels_last(channels: int, oh: int, ow: int) -> bool:
+    """Channels-last unless the plane is large next to the channel count (measured on
+    the benchmark models' shapes: planar wins only from about 16 output pixels per
+    channel, e.g. 56x56 and 112x112 planes of 16-144 channels)."""
+    return channels * 16 >= oh * ow
+
+
+# -- planar layout ------------------------------------------------------------------------
+def _planar(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
+    kh, kw, sh, sw, dh, dw, top, left, oh, ow = geometry
+    c = x.shape[0]
+    # phase (p, q) holds padded rows p, p+sh, ... and columns q, q+sw, ...; tap (i, j)
+    # reads phase ((i*dh) % sh, (j*dw) % sw) shifted by ((i*dh) // sh, (j*dw) // sw)
+    hq = oh + (kh - 1) * dh // sh
+    wq = ow + (kw - 1) * dw // sw
+    phase_of = {}
+    tap_slices = []
+    for i in range(kh):
+        for j in range(kw):
+            p, q = (i * dh) % sh, (j * dw) % sw
+            k = phase_of.setdefault((p, q), len(phase_of))
+            tap_slices.append((k, (i * dh) // sh * wq + (j * dw) // sw))
+    planes = np.empty((c, len(phase_of), hq * wq), np.float32)
+    for (p, q), k in phase_of.items():
+        _fill_phase(planes[:, k].reshape(c, hq, wq), x, p, q, sh, sw, top, left, pad_value)
+
+    n = (oh - 1) * wq + ow                      # grid indices that hold real outputs
+    acc = np.empty((c, oh * wq), np.float32)
+    out = np.empty((c, oh, ow), np.float32)
+    cb = max(1, BLOCK // n)                      # channels per block
+    nb = n if cb > 1 else min(n, BLOCK)          # grid indices per block (huge planes)
+    scratch = np.empty(min(c, cb) * nb, np.float32)
+    columns = taps[:, :, None]                   # (taps, c, 1): one weight per channel row
+    for c0 in range(0, c, cb):
+        c1 = min(c, c0 + cb)
+        for n0 in range(0, n, nb):
+            n1 = min(n, n0 + nb)
+            dst = acc[c0:c1, n0:n1]
+            tmp = scratch[:(c1 - c0) * (n1 - n0)].reshape(c1 - c0, n1 - n0)
+            for t, (k, off) in enumerate(tap_slices):
+                src = planes[c0:c1, k, off + n0:off + n1]
+                if t == 0:
+                    np.multiply(src, columns[t, c0:c1], out=dst)
+                else:
+                    np.multiply(src, columns[t, c0:c1], out=tmp)
+                    np.add(dst, tmp, out=dst)
+        grid = acc[c0:c1].reshape(c1 - c0, oh, wq)[:, :, :ow]
+        _finish(out[c0:c1], grid, None if bias is None else bias[c0:c1, None, None], activation)
+    return out
+
+
+def _fill_phase(dst: np.ndarray, x: np.ndarray, p: int, q: int, sh: int, sw: int, top: int, left: int,
+                pad_value: float) -> None:
+    """dst[:, y, x] = padded input at row y*sh + p, column x*sw + q (pad_value outside x)."""
+    _, hq, wq = dst.shape
+    h, w = x.shape[1:]
+    y0, y1 = _inside(hq, h, p - top, sh)
+    x0, x1 = _inside(wq, w, q - left, sw)
+    if y1 <= y0 or x1 <= x0:
+        dst[...] = pad_value
+        return
+    dst[:, :y0] = pad_value
+    dst[:, y1:] = pad_value
+    dst[:, y0:y1, :x0] = pad_value
+    dst[:, y0:y1, x1:] = pad_value
+    r0, s0 = y0 * sh + p - top, x0 * sw + q - left
+    dst[:, y0:y1, x0:x1] = x[:, r0:r0 + (y1 - y0 - 1) * sh + 1:sh, s0:s0 + (x1 - x0 - 1) * sw + 1:sw]
+
+
+def _inside(count: int, size: int, first: int, step: int) -> tuple[int, int]:
+    """[lo, hi) of k in [0, count) with 0 <= first + k*step < size."""
+    lo = max(0, -(-(-first) // step))
+    hi = min(count, (size - 1 - first) // step + 1) if size - 1 - first >= 0 else 0
+    return lo, max(lo, hi)
+
+
+# -- channels-last layout -------------------------------------------------------------------
+def _channels_last(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
+    kh, kw, sh, sw, dh, dw, top, left, oh, ow = geometry
+    c, h, w = x.shape
+    hp = max(top + h, (oh - 1) * sh + (kh - 1) * dh + 1)
+    wp = max(left + w, (ow - 1) * sw + (kw - 1) * dw + 1)
+    xp = np.empty((hp, wp, c), np.float32)
+    if top or left or hp > top + h or wp > left + w:
+        xp[:top] = pad_value
+        xp[top + h:] = pad_value
+        xp[top:top + h, :left] = pad_value
+        xp[top:top + h, left + w:] = pad_value
+    xp[top:top + h, left:left + w] = x.transpose(1, 2, 0)
+
+    acc = np.empty((oh, ow, c), np.float32)
+    rb = max(1, BLOCK // (ow * c))               # output rows per block
+    scratch = np.empty((min(rb, oh), ow, c), np.float32)
+    out = np.empty((c, oh, ow), np.float32)
+    for y0 in range(0, oh, rb):
+        y1 = min(oh, y0 + rb)
+        dst = acc[y0:y1]
+        tmp = scratch[:y1 - y0]
+        for t in range(kh * kw):
+            i, j = divmod(t, kw)
+            r, s = y0 * sh + i * dh, j * dw
+            src = xp[r:r + (y1 - y0 - 1) * sh + 1:sh, s:s + (ow - 1) * sw + 1:sw]
+            if t == 0:
+                np.multiply(src, taps[t], out=dst)
+            else:
+                np.multiply(src, taps[t], out=tmp)
+                np.add(dst, tmp, out=dst)
+    _finish(out, acc.transpose(2, 0, 1), None if bias is None else bias[:, None, None], activation)
+    return out
+
+
+def _finish(out: np.ndarray, acc: np.ndarray, bias, activation) -> None:
+    """out = activation(acc + bias), written into `out`."""
+    if bias is None:
+        np.copyto(out, acc)
+    else:
+        np.add(acc, bias, out=out)
+    if activation is not None:
+        activation(out)
