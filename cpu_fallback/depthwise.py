@@ -69,14 +69,21 @@ def use_channels_last(channels: int, oh: int, ow: int) -> bool:
 
 
 # -- planar layout ------------------------------------------------------------------------
-def _planar(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
+def phase_planes(x: np.ndarray, geometry, pad_value: float):
+    """The padded input split into stride phases, flattened, for contiguous tap windows.
+
+    Phase (p, q) holds padded rows p, p+sh, ... and columns q, q+sw, ... as a
+    (hq, wq) plane, hq = oh + (kh-1)*dh // sh, wq = ow + (kw-1)*dw // sw. Tap (i, j)
+    then reads phase ((i*dh) % sh, (j*dw) % sw) shifted by ((i*dh) // sh, (j*dw) // sw),
+    i.e. output grid index y*wq + x of that tap is flat index y*wq + x + offset.
+    Returns (planes (c, phases, hq*wq), [(phase, offset) per tap], hq, wq). Stride 1 is
+    the single phase: the padded plane itself.
+    """
     kh, kw, sh, sw, dh, dw, top, left, oh, ow = geometry
     c = x.shape[0]
-    # phase (p, q) holds padded rows p, p+sh, ... and columns q, q+sw, ...; tap (i, j)
-    # reads phase ((i*dh) % sh, (j*dw) % sw) shifted by ((i*dh) // sh, (j*dw) // sw)
     hq = oh + (kh - 1) * dh // sh
     wq = ow + (kw - 1) * dw // sw
-    phase_of = {}
+    phase_of: dict[tuple[int, int], int] = {}
     tap_slices = []
     for i in range(kh):
         for j in range(kw):
@@ -86,6 +93,13 @@ def _planar(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
     planes = np.empty((c, len(phase_of), hq * wq), np.float32)
     for (p, q), k in phase_of.items():
         _fill_phase(planes[:, k].reshape(c, hq, wq), x, p, q, sh, sw, top, left, pad_value)
+    return planes, tap_slices, hq, wq
+
+
+def _planar(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
+    oh, ow = geometry[8], geometry[9]
+    c = x.shape[0]
+    planes, tap_slices, _, wq = phase_planes(x, geometry, pad_value)
 
     n = (oh - 1) * wq + ow                      # grid indices that hold real outputs
     acc = np.empty((c, oh * wq), np.float32)

@@ -92,17 +92,36 @@ LRN_ACROSS_CHANNELS, LRN_WITHIN_CHANNEL = 0, 1
 
 
 def _window_sum(sq: np.ndarray, axis: int, size: int) -> np.ndarray:
-    """Sum over a window of `size` along `axis`, zero padded size//2 before, the rest after."""
-    pad_before = size // 2
-    pad = [(0, 0)] * sq.ndim
-    pad[axis] = (pad_before, size - pad_before - 1)
-    padded = np.pad(sq, pad)
-    csum = np.cumsum(padded, axis=axis, dtype=np.float64)
-    csum = np.concatenate([np.zeros_like(np.take(csum, [0], axis=axis)), csum], axis=axis)
+    """Sum over a window of `size` along `axis`, zero padded size//2 before, the rest after.
+
+    Small windows (LRN's usual 3-5) add `size` shifted slices in float32, in place; large
+    ones difference a float64 running sum, which stays exact-ish however long the window.
+    """
     n = sq.shape[axis]
-    hi = np.take(csum, np.arange(size, size + n), axis=axis)
-    lo = np.take(csum, np.arange(0, n), axis=axis)
+    before = size // 2
+    if size <= 16:
+        out = sq.copy()  # the window's own element (d = 0)
+        for k in range(size):
+            d = k - before  # out[i] += sq[i + d] where 0 <= i + d < n
+            lo, hi = max(0, -d), min(n, n - d)
+            if d != 0 and hi > lo:
+                dst = _axis_slice(out, axis, lo, hi)
+                np.add(dst, _axis_slice(sq, axis, lo + d, hi + d), out=dst)
+        return out
+    csum = np.zeros(sq.shape[:axis] + (n + size,) + sq.shape[axis + 1:], np.float64)
+    np.cumsum(sq, axis=axis, dtype=np.float64, out=_axis_slice(csum, axis, before + 1, before + 1 + n))
+    # csum[j] = sum of sq[:j - before]; extend the last value over the trailing pad
+    tail = _axis_slice(csum, axis, before + n, before + n + 1)
+    _axis_slice(csum, axis, before + 1 + n, n + size)[...] = tail
+    hi = _axis_slice(csum, axis, size, size + n)
+    lo = _axis_slice(csum, axis, 0, n)
     return (hi - lo).astype(np.float32)
+
+
+def _axis_slice(a: np.ndarray, axis: int, lo: int, hi: int) -> np.ndarray:
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(lo, hi)
+    return a[tuple(index)]
 
 
 def lrn(x: np.ndarray, region_type: int, local_size: int, alpha: float, beta: float,
@@ -115,16 +134,31 @@ def lrn(x: np.ndarray, region_type: int, local_size: int, alpha: float, beta: fl
     local_size x local_size square of the (h, w) plane, n = local_size^2.
     A 1-D or 2-D blob is one channel of shape (1, w) or (h, w).
     """
-    x3 = x.reshape((1,) * (3 - x.ndim) + x.shape)
-    sq = x3 * x3
+    x3 = x.reshape((1,) * (3 - x.ndim) + x.shape).astype(np.float32, copy=False)
+    sq = np.square(x3)
     if region_type == LRN_ACROSS_CHANNELS:
-        ssum = _window_sum(sq, 0, local_size)
+        base = _window_sum(sq, 0, local_size)
         n = local_size
     else:
-        ssum = _window_sum(_window_sum(sq, 1, local_size), 2, local_size)
+        base = _window_sum(_window_sum(sq, 1, local_size), 2, local_size)
         n = local_size * local_size
-    scale = np.power(np.float32(bias) + np.float32(alpha / n) * ssum, np.float32(-beta))
-    return (x3 * scale).reshape(x.shape).astype(np.float32, copy=False)
+    np.multiply(base, np.float32(alpha / n), out=base)
+    np.add(base, np.float32(bias), out=base)
+    out = _negative_power(base, beta)
+    np.multiply(out, x3, out=out)
+    return out.reshape(x.shape)
+
+
+def _negative_power(base: np.ndarray, beta: float) -> np.ndarray:
+    """base ** -beta, overwriting base. numpy's float32 power is a scalar powf loop
+    (slow); for a positive base exp(-beta * log(base)) agrees to a few ulp and is
+    vectorised (ncnn's SIMD kernels compute pow the same way)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+        if base.size == 0 or not base.min() > 0:
+            return np.power(base, np.float32(-beta))
+        np.log(base, out=base)
+        np.multiply(base, np.float32(-beta), out=base)
+        return np.exp(base, out=base)
 
 
 # -- Normalize (L2 normalisation, SSD style) ----------------------------------------------

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .conv import place_in_border
 from .shape import PAD_CONSTANT, pad_last_axes
 
 FLT_MAX = np.float32(np.finfo(np.float32).max)
@@ -98,7 +99,10 @@ def window_pool(x: np.ndarray, pooling_type: int, kernel: tuple[int, int], strid
     border = pooling_pads(h, w, kernel, stride, pads, pad_mode)
     pad_value = -FLT_MAX if pooling_type == POOL_MAX else np.float32(0)
     top, bottom, left, right = border
-    xp = pad_last_axes(x, [(top, bottom), (left, right)], PAD_CONSTANT, pad_value)
+    if min(border) >= 0:
+        xp = place_in_border(x, top, bottom, left, right, pad_value) if any(border) else x
+    else:  # SAME with a kernel smaller than the stride: negative amounts crop
+        xp = pad_last_axes(x, [(top, bottom), (left, right)], PAD_CONSTANT, pad_value)
     H, W = xp.shape[1:]
     out_h = (H - kh) // sh + 1
     out_w = (W - kw) // sw + 1
@@ -115,22 +119,20 @@ def window_pool(x: np.ndarray, pooling_type: int, kernel: tuple[int, int], strid
         tail_w = border[3] - right if pad_mode == 0 else 0
         row_lo, row_hi = top, H - bottom - tail_h
         col_lo, col_hi = left, W - right - tail_w
-        xp = xp.copy()
-        xp[:, :max(0, row_lo)] = 0
-        xp[:, max(0, row_hi):] = 0
-        xp[:, :, :max(0, col_lo)] = 0
-        xp[:, :, max(0, col_hi):] = 0
+        if row_lo > 0 or row_hi < H or col_lo > 0 or col_hi < W:
+            if xp is x:
+                xp = xp.copy()  # never write into the input
+            xp[:, :max(0, row_lo)] = 0
+            xp[:, max(0, row_hi):] = 0
+            xp[:, :, :max(0, col_lo)] = 0
+            xp[:, :, max(0, col_hi):] = 0
 
-    acc = None
-    for i in range(kh):
-        for j in range(kw):
-            tap = xp[:, i:i + sh * (out_h - 1) + 1:sh, j:j + sw * (out_w - 1) + 1:sw]
-            if acc is None:
-                acc = tap.copy()
-            elif pooling_type == POOL_MAX:
-                np.maximum(acc, tap, out=acc)
-            else:
-                acc += tap
+    # max and sum are separable: reduce the kw column taps of every row needed, then the
+    # kh row taps of that (kh + kw passes instead of kh * kw)
+    reduce = np.maximum if pooling_type == POOL_MAX else np.add
+    rows_needed = sh * (out_h - 1) + kh
+    across = _reduce_taps(xp[:, :rows_needed], kw, sw, out_w, 2, reduce)
+    acc = _reduce_taps(across, kh, sh, out_h, 1, reduce)
     if pooling_type == POOL_MAX:
         return acc
     if not exclude_pad:
@@ -140,6 +142,19 @@ def window_pool(x: np.ndarray, pooling_type: int, kernel: tuple[int, int], strid
     area = (rows[:, None] * cols[None, :]).astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         return acc / area
+
+
+def _reduce_taps(a: np.ndarray, k: int, s: int, n: int, axis: int, reduce) -> np.ndarray:
+    """reduce over k taps along `axis`: out[.., i, ..] = reduce_t a[.., i*s + t, ..], i < n."""
+    def tap(t):
+        index = [slice(None)] * a.ndim
+        index[axis] = slice(t, t + s * (n - 1) + 1, s)
+        return a[tuple(index)]
+
+    out = np.array(tap(0), dtype=np.float32, copy=True)
+    for t in range(1, k):
+        reduce(out, tap(t), out=out)
+    return out
 
 
 def _taps_inside(n_out: int, k: int, s: int, lo: int, hi: int) -> np.ndarray:

@@ -23,6 +23,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
+from vkncnn.cpu_fallback.conv_kernels import ConvKernel
 from vkncnn.errors import GpuError, ParamError, ShapeError, WeightError
 from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
@@ -164,9 +165,20 @@ class Convolution(Layer):
         kernel = (self.kernel_h, self.kernel_w)
         if use_int8:
             return [self._forward_int8(x)]
-        xp = self._pad(x.astype(np.float32, copy=False), kernel, self.pad_value)
-        out = conv.conv2d(xp, self.weight_mat, kernel, self._stride, self._dilation, self.bias_data)
-        return [fused_activation(out, self.activation_type, self.activation_params)]
+        x = x.astype(np.float32, copy=False)
+        pads = conv.conv_padding(x.shape[1], x.shape[2], kernel, self._stride, self._dilation, self.pads)
+        self._check_extent(x, pads, kernel)
+        return [self._fp32_kernel()(x, pads, self.pad_value, getattr(opt, "num_threads", 1))]
+
+    def _fp32_kernel(self) -> ConvKernel:
+        """The numpy convolution with its prepared weights, made once (again only if the
+        weights were replaced)."""
+        kernel = getattr(self, "_kernel", None)
+        if kernel is None or kernel.weight is not self.weight_mat or kernel.bias_source is not self.bias_data:
+            kernel = ConvKernel(self.weight_mat, (self.kernel_h, self.kernel_w), self._stride, self._dilation,
+                                self.bias_data, self.activation_type, self.activation_params)
+            self._kernel = kernel
+        return kernel
 
     @property
     def _stride(self) -> tuple[int, int]:
@@ -195,15 +207,18 @@ class Convolution(Layer):
                              f"{num_input_g * self.group} ({num_input_g} per group x {self.group} groups)")
 
     def _pad(self, x: np.ndarray, kernel, value) -> np.ndarray:
-        top, bottom, left, right = conv.conv_padding(x.shape[1], x.shape[2], kernel, self._stride,
-                                                     self._dilation, self.pads)
-        xp = conv.pad_planes(x, top, bottom, left, right, value)
+        pads = conv.conv_padding(x.shape[1], x.shape[2], kernel, self._stride, self._dilation, self.pads)
+        self._check_extent(x, pads, kernel)
+        return conv.pad_planes(x, *pads, value)
+
+    def _check_extent(self, x: np.ndarray, pads, kernel) -> None:
+        top, bottom, left, right = pads
+        ph, pw = x.shape[1] + top + bottom, x.shape[2] + left + right
         ext_h = conv.kernel_extent(kernel[0], self.dilation_h)
         ext_w = conv.kernel_extent(kernel[1], self.dilation_w)
-        if xp.shape[1] < ext_h or xp.shape[2] < ext_w:
-            raise ShapeError(f"input {x.shape[1]}x{x.shape[2]} (padded {xp.shape[1]}x{xp.shape[2]}) is "
+        if ph < ext_h or pw < ext_w:
+            raise ShapeError(f"input {x.shape[1]}x{x.shape[2]} (padded {ph}x{pw}) is "
                              f"smaller than the kernel extent {ext_h}x{ext_w}")
-        return xp
 
     def _forward_flat(self, x: np.ndarray) -> np.ndarray:
         """ncnn's 1-D compatibility path: a 1x1 convolution over a flat vector is an InnerProduct.

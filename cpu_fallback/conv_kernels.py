@@ -1,0 +1,138 @@
+"""The fp32 convolution behind the Convolution layers' numpy path, picked per layer shape.
+
+`ConvKernel` holds the weights in every layout it may need, prepared once, and runs
+one of three algorithms:
+
+- depthwise (one input channel per group): vectorised multiply-adds per kernel tap,
+  cpu_fallback/depthwise.py;
+- Winograd F(m, 3) for 3x3 stride-1 convolutions with enough channels that the
+  per-frequency matrix products dominate the tile transforms, cpu_fallback/winograd.py
+  (transformed weights are made on first use of each tile size m and kept);
+- otherwise im2col + one matrix product (a 1x1 stride-1 convolution is the product
+  alone), written straight into the output buffer, with bias and the activation
+  applied in place.
+
+Bias and activation are always fused: no extra temporaries per layer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import conv
+from .activation import inplace_activation
+from .blas import BlasThreads
+from .depthwise import depthwise_conv2d
+from .winograd import prepare_winograd_weight, winograd_conv3x3
+
+
+class ConvKernel:
+    def __init__(self, weight_mat: np.ndarray, kernel_hw, stride_hw, dilation_hw,
+                 bias: np.ndarray | None, activation_type: int, activation_params) -> None:
+        """weight_mat: conv.prepare_conv_weight's (groups, outc_g, inc_g*kh*kw) float32."""
+        self.weight = weight_mat
+        self.groups, self.outc_g, k_g = weight_mat.shape
+        self.kernel_hw = tuple(kernel_hw)
+        self.stride_hw = tuple(stride_hw)
+        self.dilation_hw = tuple(dilation_hw)
+        kh, kw = self.kernel_hw
+        self.inc_g = k_g // (kh * kw)
+        self.outc = self.groups * self.outc_g
+        self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
+        self.activation = inplace_activation(activation_type, activation_params)
+        # depthwise: (taps, outc) weights, one row per kernel tap
+        self.taps = (np.ascontiguousarray(weight_mat.reshape(self.outc, kh * kw).T)
+                     if self.inc_g == 1 else None)
+        self.winograd_able = (self.kernel_hw == (3, 3) and self.stride_hw == (1, 1)
+                              and self.dilation_hw == (1, 1) and self.groups == 1)
+        self._winograd_weights: dict[int, np.ndarray] = {}
+        self.bias_source = bias  # what the owning layer passed, to notice a replacement
+
+    def __call__(self, x: np.ndarray, pads: tuple[int, int, int, int], pad_value: float = 0.0,
+                 threads: int = 1) -> np.ndarray:
+        """Convolve an unpadded (inc, h, w) float32 input; pads (top, bottom, left, right),
+        negative ones crop (conv.conv_padding's result). `threads`: opt.num_threads, the
+        most BLAS threads the products may use."""
+        x, pads = crop_negative_pads(x, pads)
+        kh, kw = self.kernel_hw
+        if self.taps is not None:
+            if self.outc_g > 1:  # channel multiplier: each input channel feeds outc_g outputs
+                x = np.repeat(x, self.outc_g, axis=0)
+            return depthwise_conv2d(x, self.taps, self.kernel_hw, self.stride_hw, self.dilation_hw, pads,
+                                    pad_value, self.bias, self.activation)
+        top, bottom, left, right = pads
+        c, h, w = x.shape
+        oh = (h + top + bottom - conv.kernel_extent(kh, self.dilation_hw[0])) // self.stride_hw[0] + 1
+        ow = (w + left + right - conv.kernel_extent(kw, self.dilation_hw[1])) // self.stride_hw[1] + 1
+        macs = self.outc * self.inc_g * kh * kw * oh * ow
+        with BlasThreads(macs, threads):
+            if self.winograd_able:
+                m = winograd_tile(c, self.outc, oh, ow)
+                if m:
+                    return winograd_conv3x3(x, self._winograd_weight(m), m, pads, pad_value, self.bias,
+                                            self.activation)
+            return self._im2col_gemm(x, pads, pad_value, oh, ow)
+
+    def _winograd_weight(self, m: int) -> np.ndarray:
+        u = self._winograd_weights.get(m)
+        if u is None:
+            kh, kw = self.kernel_hw
+            u = prepare_winograd_weight(self.weight[0].reshape(self.outc, self.inc_g, kh, kw), m)
+            self._winograd_weights[m] = u
+        return u
+
+    def _im2col_gemm(self, x: np.ndarray, pads, pad_value: float, oh: int, ow: int) -> np.ndarray:
+        kh, kw = self.kernel_hw
+        sh, sw = self.stride_hw
+        if any(pads):
+            x = conv.place_in_border(x, *pads, pad_value)
+        c = x.shape[0]
+        if kh == kw == 1:
+            planes = x if sh == sw == 1 else x[:, ::sh, ::sw]
+            cols = planes[:, :oh, :ow].reshape(c, oh * ow)
+        else:
+            cols = conv.im2col(x, self.kernel_hw, self.stride_hw, self.dilation_hw, (oh, ow))
+        out = self._product(cols, oh * ow)
+        if self.bias is not None:
+            np.add(out, self.bias[:, None], out=out)
+        if self.activation is not None:
+            self.activation(out)
+        return out.reshape(self.outc, oh, ow)
+
+    def _product(self, cols: np.ndarray, n: int) -> np.ndarray:
+        """weights @ cols, one matrix per group: (outc, n)."""
+        out = np.empty((self.outc, n), np.float32)
+        if self.groups == 1:
+            np.matmul(self.weight[0], cols, out=out)
+        else:
+            k_g = cols.shape[0] // self.groups
+            np.matmul(self.weight, cols.reshape(self.groups, k_g, n), out=out.reshape(self.groups, self.outc_g, n))
+        return out
+
+
+def winograd_tile(inc: int, outc: int, oh: int, ow: int) -> int:
+    """The Winograd output tile m to use, 0 for im2col + GEMM.
+
+    Winograd saves multiply-adds in the per-frequency products (work ~ inc*outc per
+    tile) but pays for the tile transforms and gathers (~ (inc + outc) per tile), so
+    it needs many channels on both sides. Larger tiles save more but waste more on
+    small planes (partial tiles) and make each product thinner. Thresholds measured
+    on this project's benchmark layers (2 threads, see the report in the commit).
+    """
+    if min(inc, outc) < 32:
+        return 0
+    if oh >= 28 and ow >= 28:
+        return 4
+    if oh >= 14 and ow >= 14:
+        return 2
+    return 0
+
+
+def crop_negative_pads(x: np.ndarray, pads):
+    """Apply the negative pads (ncnn's SAME quirk crops) to x; return x and the pads left."""
+    if min(pads) >= 0:
+        return x, tuple(pads)
+    top, bottom, left, right = pads
+    h, w = x.shape[-2:]
+    x = x[..., max(-top, 0):h - max(-bottom, 0), max(-left, 0):w - max(-right, 0)]
+    return x, tuple(max(v, 0) for v in pads)
