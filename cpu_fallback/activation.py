@@ -11,9 +11,15 @@ from __future__ import annotations
 import numpy as np
 
 
+# np.clip with scalar bounds runs a SIMD loop; np.maximum/np.minimum against a scalar
+# do not (measured 3x slower with numpy 2.4), so ReLU and Clip are written as clips.
+_ZERO = np.float32(0)
+_INF = np.float32(np.inf)
+
+
 def relu(x: np.ndarray, slope: float = 0.0) -> np.ndarray:
     if slope == 0.0:
-        return np.maximum(x, np.float32(0))
+        return np.clip(x, _ZERO, _INF).astype(np.float32, copy=False)
     return np.where(x < 0, x * np.float32(slope), x).astype(np.float32, copy=False)
 
 
@@ -52,14 +58,12 @@ def inplace_activation(activation_type: int, params):
     if activation_type == 0:
         return None
     if activation_type == 1:
-        zero = np.float32(0)
-        return lambda a: np.maximum(a, zero, out=a)
+        return lambda a: np.clip(a, _ZERO, _INF, out=a)
     p = [float(v) for v in np.asarray(params, dtype=np.float32).ravel()] if params is not None else []
     if activation_type == 3:
         lo = np.float32(p[0] if len(p) > 0 else -np.inf)
         hi = np.float32(p[1] if len(p) > 1 else np.inf)
-        # max then min, so hi wins when lo > hi, as fused_activation's np.clip
-        return lambda a: np.minimum(np.maximum(a, lo, out=a), hi, out=a)
+        return lambda a: np.clip(a, lo, hi, out=a)  # hi wins when lo > hi, as fused_activation
 
     def generic(a: np.ndarray) -> None:
         a[...] = fused_activation(a, activation_type, p)
@@ -84,9 +88,13 @@ def mish(x: np.ndarray) -> np.ndarray:
 
 
 def hardswish(x: np.ndarray, alpha: float = 0.2, beta: float = 0.5) -> np.ndarray:
-    gate = np.clip(x * np.float32(alpha) + np.float32(beta), 0, 1)
-    with np.errstate(invalid="ignore"):
-        return (x * gate).astype(np.float32, copy=False)
+    """x * clamp(alpha * x + beta, 0, 1), in one float32 buffer (four passes, no temporaries)."""
+    x = np.asarray(x, np.float32)
+    with np.errstate(invalid="ignore", over="ignore"):
+        gate = np.multiply(x, np.float32(alpha))
+        np.add(gate, np.float32(beta), out=gate)
+        np.clip(gate, _ZERO, np.float32(1), out=gate)
+        return np.multiply(gate, x, out=gate)
 
 
 # -- ncnn's SIMD math ------------------------------------------------------------
@@ -149,13 +157,16 @@ def gelu(x: np.ndarray, fast: bool = False) -> np.ndarray:
 
 def hardsigmoid(x: np.ndarray, alpha: float = 0.2, beta: float = 0.5) -> np.ndarray:
     """HardSigmoid: clamp(alpha * x + beta, 0, 1)."""
-    y = x * np.float32(alpha) + np.float32(beta)
-    return np.clip(y, np.float32(0), np.float32(1)).astype(np.float32, copy=False)
+    x = np.asarray(x, np.float32)
+    with np.errstate(over="ignore"):
+        y = np.multiply(x, np.float32(alpha))
+        np.add(y, np.float32(beta), out=y)
+        return np.clip(y, _ZERO, np.float32(1), out=y)
 
 
 def clip(x: np.ndarray, lo: float, hi: float) -> np.ndarray:
     """Clip: min(max(x, lo), hi), so hi wins when lo > hi (as ncnn's two compares do)."""
-    return np.minimum(np.maximum(x, np.float32(lo)), np.float32(hi)).astype(np.float32, copy=False)
+    return np.clip(x, np.float32(lo), np.float32(hi)).astype(np.float32, copy=False)
 
 
 def tanh(x: np.ndarray) -> np.ndarray:

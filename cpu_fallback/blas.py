@@ -10,11 +10,12 @@ and only those of at least PARALLEL_MACS multiply-adds use the full count.
 
 from __future__ import annotations
 
-from vkncnn.blas_threads import set_blas_threads
+from vkncnn import blas_threads
 
-# measured on the benchmark models, 2 cores shared with a second process: below
-# this a 2-thread product loses more in hand-offs than it gains
-PARALLEL_MACS = 8_000_000
+# measured on the benchmark models with 2 cores, interleaved with another runtime
+# whose idle threads spin: from 8M to 30M the small models got 10-25% faster and the
+# large ones stayed within noise; never threading cost resnet50 10%
+PARALLEL_MACS = 30_000_000
 
 
 class BlasThreads:
@@ -28,10 +29,18 @@ class BlasThreads:
         self.threads = self.limit if macs >= PARALLEL_MACS else 1
 
     def __enter__(self) -> BlasThreads:
-        if self.threads != self.limit:
-            set_blas_threads(self.threads)
+        _use(self.threads)
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.threads != self.limit:
-            set_blas_threads(self.limit)
+        _use(self.limit)
+
+
+def _use(n: int) -> None:
+    # set_blas_threads asks the OS for the CPU count on every call (a syscall): skip it
+    # when the count already in force is the one wanted
+    if blas_threads._current != min(n, _CPUS):
+        blas_threads.set_blas_threads(n)
+
+
+_CPUS = blas_threads.available_cpus()

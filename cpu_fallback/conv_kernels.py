@@ -64,13 +64,12 @@ class ConvKernel:
         c, h, w = x.shape
         oh = (h + top + bottom - conv.kernel_extent(kh, self.dilation_hw[0])) // self.stride_hw[0] + 1
         ow = (w + left + right - conv.kernel_extent(kw, self.dilation_hw[1])) // self.stride_hw[1] + 1
-        macs = self.outc * self.inc_g * kh * kw * oh * ow
-        with BlasThreads(macs, threads):
-            if self.winograd_able:
-                m = winograd_tile(c, self.outc, oh, ow)
-                if m:
-                    return winograd_conv3x3(x, self._winograd_weight(m), m, pads, pad_value, self.bias,
-                                            self.activation)
+        if self.winograd_able:
+            m = winograd_tile(c, self.outc, oh, ow)
+            if m:
+                return winograd_conv3x3(x, self._winograd_weight(m), m, pads, pad_value, self.bias,
+                                        self.activation, threads)
+        with BlasThreads(self.outc * self.inc_g * kh * kw * oh * ow, threads):
             return self._im2col_gemm(x, pads, pad_value, oh, ow)
 
     def _winograd_weight(self, m: int) -> np.ndarray:

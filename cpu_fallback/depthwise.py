@@ -14,8 +14,11 @@ layouts give that:
   the input is first split into stride_h*stride_w "phases" (every s-th row and
   column from an offset), in which every tap is again a contiguous slice.
 - channels-last, (h, w, c), for small planes with many channels: a tap is a strided
-  (oh, ow, c) view whose inner axis is a contiguous run of c channels, so there are
-  few, long inner loops where the planar layout would have many short rows.
+  (oh, ow, c) view whose inner axis is a contiguous run of c channels, and the taps'
+  weights are contiguous along c too; np.einsum then multiplies and accumulates all
+  taps in one pass (its contiguous sum-of-products loop is a fused multiply-add).
+  With the weight a per-row scalar, as in the planar layout, einsum is 6x slower
+  than separate multiplies and adds, so only this layout uses it.
 
 Blocks of about BLOCK floats keep the accumulator, a scratch buffer and the input
 window in cache; bias and the fused activation are applied to each block while it
@@ -27,20 +30,29 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
-# floats per block: accumulator + scratch + input window fit a 1 MiB L2 cache
-BLOCK = 65536
+from .parallel import for_each_block
+
+# floats per block: accumulator and scratch fill a 1 MiB L2 cache (measured: 64K-float
+# blocks are 10-20% slower, as each numpy call's fixed cost counts more; 1M-float ones
+# spill to L3)
+BLOCK = 131072
+MIN_BLOCK = 16384
+# multiply-adds (outputs x taps) from which a layer is split over threads
+PARALLEL_TAPS = 1 << 21
 
 
 def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dilation_hw,
                      pads: tuple[int, int, int, int], pad_value: float = 0.0,
                      bias: np.ndarray | None = None,
-                     activation: Callable[[np.ndarray], None] | None = None) -> np.ndarray:
+                     activation: Callable[[np.ndarray], None] | None = None, threads: int = 1) -> np.ndarray:
     """Depthwise convolution of an unpadded (c, h, w) float32 input.
 
     taps: (kh*kw, c) float32, the weight of tap (i, j) for every channel at row i*kw + j.
     pads: (top, bottom, left, right); a negative amount crops. `activation(block)`
-    applies the fused activation in place. Returns a new (c, oh, ow) float32 array.
+    applies the fused activation in place. Blocks are spread over `threads` threads.
+    Returns a new (c, oh, ow) float32 array.
     """
     c, h, w = x.shape
     top, bottom, left, right = pads
@@ -56,9 +68,11 @@ def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dila
     if oh <= 0 or ow <= 0:
         raise ValueError(f"kernel extent does not fit the padded input {h + top + bottom}x{w + left + right}")
     geometry = (kh, kw, sh, sw, dh, dw, top, left, oh, ow)
+    if c * oh * ow * kh * kw < PARALLEL_TAPS:
+        threads = 1  # too little work to pay for waking a second thread (~40 us)
     if use_channels_last(c, oh, ow):
-        return _channels_last(x, taps, geometry, pad_value, bias, activation)
-    return _planar(x, taps, geometry, pad_value, bias, activation)
+        return _channels_last(x, taps, geometry, pad_value, bias, activation, threads)
+    return _planar(x, taps, geometry, pad_value, bias, activation, threads)
 
 
 def use_channels_last(channels: int, oh: int, ow: int) -> bool:
@@ -96,7 +110,7 @@ def phase_planes(x: np.ndarray, geometry, pad_value: float):
     return planes, tap_slices, hq, wq
 
 
-def _planar(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
+def _planar(x, taps, geometry, pad_value, bias, activation, threads) -> np.ndarray:
     oh, ow = geometry[8], geometry[9]
     c = x.shape[0]
     planes, tap_slices, _, wq = phase_planes(x, geometry, pad_value)
@@ -104,25 +118,33 @@ def _planar(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
     n = (oh - 1) * wq + ow                      # grid indices that hold real outputs
     acc = np.empty((c, oh * wq), np.float32)
     out = np.empty((c, oh, ow), np.float32)
-    cb = max(1, BLOCK // n)                      # channels per block
-    nb = n if cb > 1 else min(n, BLOCK)          # grid indices per block (huge planes)
-    scratch = np.empty(min(c, cb) * nb, np.float32)
+    cb = max(1, _block_floats(c * n, threads) // n)   # channels per block
+    nb = n if cb > 1 else min(n, BLOCK)          # grid indices per step (huge planes)
     columns = taps[:, :, None]                   # (taps, c, 1): one weight per channel row
-    for c0 in range(0, c, cb):
-        c1 = min(c, c0 + cb)
-        for n0 in range(0, n, nb):
-            n1 = min(n, n0 + nb)
-            dst = acc[c0:c1, n0:n1]
-            tmp = scratch[:(c1 - c0) * (n1 - n0)].reshape(c1 - c0, n1 - n0)
-            for t, (k, off) in enumerate(tap_slices):
-                src = planes[c0:c1, k, off + n0:off + n1]
-                if t == 0:
-                    np.multiply(src, columns[t, c0:c1], out=dst)
-                else:
-                    np.multiply(src, columns[t, c0:c1], out=tmp)
-                    np.add(dst, tmp, out=dst)
-        grid = acc[c0:c1].reshape(c1 - c0, oh, wq)[:, :, :ow]
-        _finish(out[c0:c1], grid, None if bias is None else bias[c0:c1, None, None], activation)
+
+    def make():
+        scratch = np.empty(min(c, cb) * nb, np.float32)
+
+        def run(block: int) -> None:
+            c0 = block * cb
+            c1 = min(c, c0 + cb)
+            for n0 in range(0, n, nb):
+                n1 = min(n, n0 + nb)
+                dst = acc[c0:c1, n0:n1]
+                tmp = scratch[:(c1 - c0) * (n1 - n0)].reshape(c1 - c0, n1 - n0)
+                for t, (k, off) in enumerate(tap_slices):
+                    src = planes[c0:c1, k, off + n0:off + n1]
+                    if t == 0:
+                        np.multiply(src, columns[t, c0:c1], out=dst)
+                    else:
+                        np.multiply(src, columns[t, c0:c1], out=tmp)
+                        np.add(dst, tmp, out=dst)
+            grid = acc[c0:c1].reshape(c1 - c0, oh, wq)[:, :, :ow]
+            _finish(out[c0:c1], grid, None if bias is None else bias[c0:c1, None, None], activation)
+
+        return run
+
+    for_each_block(-(-c // cb), threads, make)
     return out
 
 
@@ -152,7 +174,7 @@ def _inside(count: int, size: int, first: int, step: int) -> tuple[int, int]:
 
 
 # -- channels-last layout -------------------------------------------------------------------
-def _channels_last(x, taps, geometry, pad_value, bias, activation) -> np.ndarray:
+def _channels_last(x, taps, geometry, pad_value, bias, activation, threads) -> np.ndarray:
     kh, kw, sh, sw, dh, dw, top, left, oh, ow = geometry
     c, h, w = x.shape
     hp = max(top + h, (oh - 1) * sh + (kh - 1) * dh + 1)
@@ -166,24 +188,37 @@ def _channels_last(x, taps, geometry, pad_value, bias, activation) -> np.ndarray
     xp[top:top + h, left:left + w] = x.transpose(1, 2, 0)
 
     acc = np.empty((oh, ow, c), np.float32)
-    rb = max(1, BLOCK // (ow * c))               # output rows per block
-    scratch = np.empty((min(rb, oh), ow, c), np.float32)
+    # one block unless threads share the work: einsum is one call per block anyway
+    rb = oh if threads <= 1 else max(1, _block_floats(oh * ow * c, threads) // (ow * c))
     out = np.empty((c, oh, ow), np.float32)
-    for y0 in range(0, oh, rb):
-        y1 = min(oh, y0 + rb)
-        dst = acc[y0:y1]
-        tmp = scratch[:y1 - y0]
-        for t in range(kh * kw):
-            i, j = divmod(t, kw)
-            r, s = y0 * sh + i * dh, j * dw
-            src = xp[r:r + (y1 - y0 - 1) * sh + 1:sh, s:s + (ow - 1) * sw + 1:sw]
-            if t == 0:
-                np.multiply(src, taps[t], out=dst)
-            else:
-                np.multiply(src, taps[t], out=tmp)
-                np.add(dst, tmp, out=dst)
-    _finish(out, acc.transpose(2, 0, 1), None if bias is None else bias[:, None, None], activation)
+    bias_planes = None if bias is None else bias[:, None, None]
+    weights = taps.reshape(kh, kw, c)
+    s0, s1, s2 = xp.strides
+
+    def make():
+        def run(block: int) -> None:
+            y0 = block * rb
+            y1 = min(oh, y0 + rb)
+            # (kh, kw, rows, ow, c) windows; einsum multiplies and accumulates every tap in
+            # one pass with contiguous channel runs (a fused multiply-add, no temporaries)
+            windows = as_strided(xp[y0 * sh:], (kh, kw, y1 - y0, ow, c),
+                                 (dh * s0, dw * s1, sh * s0, sw * s1, s2), writeable=False)
+            dst = acc[y0:y1]
+            np.einsum("ijhwc,ijc->hwc", windows, weights, out=dst)
+            _finish(out[:, y0:y1], dst.transpose(2, 0, 1), bias_planes, activation)
+
+        return run
+
+    for_each_block(-(-oh // rb), threads, make)
     return out
+
+
+def _block_floats(total: int, threads: int) -> int:
+    """Block size: BLOCK, but small enough that every thread gets a block (never below
+    MIN_BLOCK, where a numpy call's fixed cost would dominate)."""
+    if threads <= 1:
+        return BLOCK
+    return max(MIN_BLOCK, min(BLOCK, total // threads))
 
 
 def _finish(out: np.ndarray, acc: np.ndarray, bias, activation) -> None:

@@ -49,6 +49,22 @@ def detection_head_inputs(text: str) -> tuple[list[str], list[str]]:
             [blobs[t].name for layer in heads for t in layer.tops])
 
 
+def softmax_logits(text: str) -> list[str]:
+    """The inputs of Softmax layers that produce a net output (the logits).
+
+    Probabilities hide differences (and ViT's exported softmax runs over a 1-long axis,
+    so its output is all ones whatever came before); the logits show them.
+    """
+    import vkncnn
+
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = False
+    net.load_param_mem(text)
+    blobs, outputs = net.blobs(), set(net.output_indexes())
+    return [blobs[layer.bottoms[0]].name for layer in net.layers()
+            if layer.type == "Softmax" and any(t in outputs for t in layer.tops)]
+
+
 def output_err(got: np.ndarray, want: np.ndarray) -> float:
     """Relative error of one output; detection lists (N, 6) are compared as sets of boxes.
 

@@ -14,7 +14,7 @@ from tests.models.common import model_io, model_weights, output_err
 from tests.oracle import run_ncnn, run_vkncnn
 from vkncnn.gpu import instance
 from vkncnn.tools.benchmark_models import INPUT_SHAPES
-from vkncnn.tools.compare_models import detection_head_inputs
+from vkncnn.tools.compare_models import detection_head_inputs, softmax_logits
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")]
 
@@ -22,6 +22,7 @@ _reference_cache: dict = {}
 
 
 def _compared_blobs(text: str, outputs: list[str], fp16: bool) -> list[str]:
+    outputs = outputs + softmax_logits(text)
     if not fp16:
         return outputs
     head_inputs, head_outputs = detection_head_inputs(text)

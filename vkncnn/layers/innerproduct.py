@@ -16,6 +16,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import conv, gemm
 from vkncnn.cpu_fallback.activation import fused_activation
+from vkncnn.cpu_fallback.blas import BlasThreads
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
@@ -100,7 +101,8 @@ class InnerProduct(Layer):
             if self.bias_data is not None:
                 out += self.bias_data
         else:
-            out = gemm.innerproduct(rows.astype(np.float32, copy=False), self.weight_data, self.bias_data)
+            with BlasThreads(rows.shape[0] * self.weight_data.size, getattr(opt, "num_threads", 1)):
+                out = gemm.innerproduct(rows.astype(np.float32, copy=False), self.weight_data, self.bias_data)
         out = fused_activation(out, self.activation_type, self.activation_params)
         return [out if x.ndim == 2 and x.shape[1] == self.num_input else out.reshape(-1)]
 

@@ -2,25 +2,13 @@
 
 from vkncnn.cpu_fallback import activation
 from vkncnn.gpu import elementwise
-from vkncnn.layer import Layer, register_layer
+from vkncnn.layer import register_layer
+from vkncnn.unary_layer import UnaryLayer
 
 
 @register_layer("Sigmoid")
-class Sigmoid(Layer):
-    def __init__(self) -> None:
-        super().__init__()
-        self.one_blob_only = True
-        self.support_inplace = True
-        self.support_vulkan = True
-        self.support_vulkan_packing = True
+class Sigmoid(UnaryLayer):
+    gpu_op = elementwise.SIGMOID
 
     def forward_cpu(self, bottoms, opt):
         return [activation.sigmoid(bottoms[0])]
-
-    # -- GPU: unaryop.comp with op SIGMOID --
-    def create_pipeline(self, opt) -> int:
-        self.gpu_op = elementwise.unary_gpu(self, opt, elementwise.SIGMOID)
-        return 0
-
-    def forward_gpu(self, bottoms, cmd, opt):
-        return [self.gpu_op.forward(bottoms[0], cmd, opt)]

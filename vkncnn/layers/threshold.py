@@ -2,17 +2,13 @@
 
 from vkncnn.cpu_fallback import activation
 from vkncnn.gpu import elementwise
-from vkncnn.layer import Layer, register_layer
+from vkncnn.layer import register_layer
+from vkncnn.unary_layer import UnaryLayer
 
 
 @register_layer("Threshold")
-class Threshold(Layer):
-    def __init__(self) -> None:
-        super().__init__()
-        self.one_blob_only = True
-        self.support_inplace = True
-        self.support_vulkan = True
-        self.support_vulkan_packing = True
+class Threshold(UnaryLayer):
+    gpu_op = elementwise.THRESHOLD
 
     def load_param(self, pd) -> int:
         self.threshold = pd.get(0, 0.0)
@@ -21,10 +17,5 @@ class Threshold(Layer):
     def forward_cpu(self, bottoms, opt):
         return [activation.threshold(bottoms[0], self.threshold)]
 
-    # -- GPU: unaryop.comp with op THRESHOLD --
-    def create_pipeline(self, opt) -> int:
-        self.gpu_op = elementwise.unary_gpu(self, opt, elementwise.THRESHOLD, self.threshold)
-        return 0
-
-    def forward_gpu(self, bottoms, cmd, opt):
-        return [self.gpu_op.forward(bottoms[0], cmd, opt)]
+    def gpu_params(self) -> tuple:
+        return (self.threshold,)
