@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import numpy as np
 
-
 # np.clip with scalar bounds runs a SIMD loop; np.maximum/np.minimum against a scalar
 # do not (measured 3x slower with numpy 2.4), so ReLU and Clip are written as clips.
 _ZERO = np.float32(0)

@@ -168,7 +168,7 @@ def _fill_phase(dst: np.ndarray, x: np.ndarray, p: int, q: int, sh: int, sw: int
 
 def _inside(count: int, size: int, first: int, step: int) -> tuple[int, int]:
     """[lo, hi) of k in [0, count) with 0 <= first + k*step < size."""
-    lo = max(0, -(-(-first) // step))
+    lo = max(0, -(first // step))  # ceil(-first / step)
     hi = min(count, (size - 1 - first) // step + 1) if size - 1 - first >= 0 else 0
     return lo, max(lo, hi)
 

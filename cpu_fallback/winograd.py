@@ -26,7 +26,7 @@ about 1e-5 relative in float32, F(6,3) about 2e-5 (direct: 5e-7).
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -45,7 +45,7 @@ BAND_FLOATS_THREADED = 1 << 16
 BAND_THREAD_CHANNELS = 128 * 128
 
 
-@lru_cache(maxsize=None)
+@cache
 def toom_cook(m: int, r: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(A^T, G, B^T) in float64 for F(m, r), from the finite points POINTS[m] and infinity.
 
@@ -73,7 +73,7 @@ def toom_cook(m: int, r: int = 3) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return at, g, bt
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tile_transforms(m: int) -> tuple[np.ndarray, np.ndarray]:
     """Kronecker forms (B^T (x) B^T: a*a x a*a, A^T (x) A^T: m*m x a*a) in float32: the
     2-D transforms of a flattened tile as single matrix products."""

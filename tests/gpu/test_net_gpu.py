@@ -248,3 +248,24 @@ def test_device_lost_is_a_clear_error_not_a_crash(monkeypatch):
     monkeypatch.setattr(device.VulkanDevice, "submit_and_wait", lost)
     with pytest.raises(GpuError, match="DEVICE_LOST"):
         net.run({"x": x})
+
+
+def test_several_outputs_per_extractor_replay_correctly():
+    text = """7767517
+4 5
+Input in 0 1 x
+Split s 1 2 x x1 x2
+ReLU r 1 1 x1 y 0=0.5
+TimesTwo t 1 1 x2 z
+"""
+    net = _net(text)
+    rng = np.random.default_rng(3)
+    for _ in range(4):
+        x = rng.uniform(-1, 1, (4, 6, 5)).astype(np.float32)
+        with net.create_extractor() as ex:
+            ex.input("x", vkncnn.Mat(x))
+            y = ex.extract("y")[1].numpy()
+            z = ex.extract("z")[1].numpy()
+        np.testing.assert_allclose(y, np.where(x < 0, 0.5 * x, x), rtol=1e-2, atol=1e-3)
+        np.testing.assert_allclose(z, 2 * x, rtol=1e-2, atol=1e-3)
+    assert net.gpu.plans_recorded == 2 and net.gpu.plans_replayed == 6

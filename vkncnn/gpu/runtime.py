@@ -206,8 +206,11 @@ class GpuExtractorState:
 
     # -- extract ----------------------------------------------------------------------------
     def _key(self, target: int):
-        host = tuple(sorted((bi, a.shape) for bi, a in self.ex._blobs.items()))
-        return (target, host, tuple(sorted(self.device_blobs)), self._opt_key())
+        """What a recorded plan depends on: the target, the input shapes, and the earlier
+        plans of this extractor whose device blobs it reads (by identity: their buffers)."""
+        host = tuple(sorted((bi, a.shape, a.dtype.str) for bi, a in self.ex._blobs.items()))
+        earlier = tuple(id(plan) for plan in self.plans)
+        return (target, host, earlier, self._opt_key())
 
     def _opt_key(self):
         o = self.ex.opt
