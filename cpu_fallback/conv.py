@@ -16,6 +16,10 @@ instead and do one vectorised multiply-add over the whole tensor per tap.
 
 Padding follows ncnn's make_padding: explicit pads when any is positive,
 SAME_UPPER when all four are -233, SAME_LOWER when all four are -234.
+
+These are the general kernels (int8's exact float64 sums, dynamic weights,
+Convolution1D, Deconvolution). The fp32 Convolution layers run the faster,
+shape-specialised ConvKernel of conv_kernels.py.
 """
 
 from __future__ import annotations
@@ -152,10 +156,12 @@ def _conv_taps(x: np.ndarray, weight: np.ndarray, out_hw, stride_hw, dilation_hw
     """One input channel per group: a multiply-add per kernel tap over the whole tensor."""
     groups, outc_g, kh, kw = weight.shape
     out = np.zeros((groups, outc_g) + tuple(out_hw), dtype=x.dtype)
+    product = np.empty_like(out)  # one scratch buffer for every tap, not a temporary each
     for i in range(kh):
         for j in range(kw):
             tap = _tap_view(x, i, j, out_hw, stride_hw, dilation_hw)  # (groups, oh, ow)
-            out += weight[:, :, i, j, None, None] * tap[:, None]
+            np.multiply(weight[:, :, i, j, None, None], tap[:, None], out=product)
+            out += product
     return out
 
 

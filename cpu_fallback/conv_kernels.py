@@ -52,14 +52,14 @@ class ConvKernel:
                  threads: int = 1) -> np.ndarray:
         """Convolve an unpadded (inc, h, w) float32 input; pads (top, bottom, left, right),
         negative ones crop (conv.conv_padding's result). `threads`: opt.num_threads, the
-        most BLAS threads the products may use."""
+        most threads (BLAS's or ours) the layer may use."""
         x, pads = crop_negative_pads(x, pads)
         kh, kw = self.kernel_hw
         if self.taps is not None:
             if self.outc_g > 1:  # channel multiplier: each input channel feeds outc_g outputs
                 x = np.repeat(x, self.outc_g, axis=0)
             return depthwise_conv2d(x, self.taps, self.kernel_hw, self.stride_hw, self.dilation_hw, pads,
-                                    pad_value, self.bias, self.activation)
+                                    pad_value, self.bias, self.activation, threads)
         top, bottom, left, right = pads
         c, h, w = x.shape
         oh = (h + top + bottom - conv.kernel_extent(kh, self.dilation_hw[0])) // self.stride_hw[0] + 1
@@ -113,18 +113,22 @@ def winograd_tile(inc: int, outc: int, oh: int, ow: int) -> int:
     """The Winograd output tile m to use, 0 for im2col + GEMM.
 
     Winograd saves multiply-adds in the per-frequency products (work ~ inc*outc per
-    tile) but pays for the tile transforms and gathers (~ (inc + outc) per tile), so
-    it needs many channels on both sides. Larger tiles save more but waste more on
-    small planes (partial tiles) and make each product thinner. Thresholds measured
-    on this project's benchmark layers (2 threads, see the report in the commit).
+    tile) but pays for the tile transforms and gathers (~ inc + outc per tile), so it
+    needs many channels. Larger tiles save more but waste more on small planes
+    (partial tiles) and make each of the a*a products thinner. Measured at 2 threads
+    on the benchmark models' layers (time relative to im2col + GEMM):
+      28x28 and larger, >= 32 channels:  F(4,3) 0.45-1.0
+      14x14, >= 144 input channels:      F(2,3) 0.7-0.8 (fewer channels: GEMM wins)
+      7x7:                               GEMM (Winograd 1.0-3x slower)
+    F(6,3) beat F(4,3) by 10-15% on single 224x224 and 112x112 layers but not in
+    whole models (VGG-16: within noise), and it rounds twice as much (2e-5 relative
+    in float32 against 1e-5), so it is not picked.
     """
-    if min(inc, outc) < 32:
+    if min(inc, outc) < 32 or min(oh, ow) < 14:
         return 0
-    if oh >= 28 and ow >= 28:
+    if min(oh, ow) >= 28:
         return 4
-    if oh >= 14 and ow >= 14:
-        return 2
-    return 0
+    return 2 if inc >= 144 else 0
 
 
 def crop_negative_pads(x: np.ndarray, pads):

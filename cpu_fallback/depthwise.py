@@ -1,18 +1,18 @@
 """Depthwise convolution (one input channel per output channel) as vectorised multiply-adds.
 
 A depthwise 3x3 has 9 multiply-adds per output: far too few for a matrix product to
-pay for building its im2col matrix, so the kernel loops over the taps and does one
-multiply and one add over a whole block of outputs per tap. numpy then runs at
-memory speed, so what matters is (1) every operand being a contiguous run of floats,
-(2) nothing allocated per tap, and (3) the blocks staying in the L2 cache. Two
-layouts give that:
+pay for building its im2col matrix, so the work is a multiply-add over a whole block
+of outputs per kernel tap. numpy then runs at memory speed, so what matters is (1)
+every operand being a contiguous run of floats, (2) nothing allocated per tap, and
+(3) the blocks staying in the L2 cache. Two layouts give that:
 
 - planar, (c, h, w), for large planes. The padded plane is flattened; output (y, x)
   is computed at flat index y*Wq + x of the padded-width grid, where tap (i, j)
   reads flat index y*Wq + x + i*Wq + j, so a tap's whole window is ONE contiguous
-  slice. The Wq - ow extra columns per row are computed and dropped. With a stride
-  the input is first split into stride_h*stride_w "phases" (every s-th row and
-  column from an offset), in which every tap is again a contiguous slice.
+  slice; each tap is a multiply into a scratch block and an add into the
+  accumulator. The Wq - ow extra columns per row are computed and dropped. With a
+  stride the input is first split into stride_h*stride_w "phases" (every s-th row
+  and column from an offset), in which every tap is again a contiguous slice.
 - channels-last, (h, w, c), for small planes with many channels: a tap is a strided
   (oh, ow, c) view whose inner axis is a contiguous run of c channels, and the taps'
   weights are contiguous along c too; np.einsum then multiplies and accumulates all
@@ -22,7 +22,8 @@ layouts give that:
 
 Blocks of about BLOCK floats keep the accumulator, a scratch buffer and the input
 window in cache; bias and the fused activation are applied to each block while it
-is still there.
+is still there. Large layers spread their blocks over opt.num_threads threads
+(parallel.py: numpy releases the GIL inside each call).
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dila
 
 def use_channels_last(channels: int, oh: int, ow: int) -> bool:
     """Channels-last unless the plane is large next to the channel count (measured on
-    the benchmark models' shapes: planar wins only from about 16 output pixels per
-    channel, e.g. 56x56 and 112x112 planes of 16-144 channels)."""
+    the benchmark models' shapes: planar wins once a plane has more than 16 output
+    pixels per channel, e.g. 56x56 and 112x112 planes of 16-144 channels)."""
     return channels * 16 >= oh * ow
 
 

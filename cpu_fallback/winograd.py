@@ -10,14 +10,17 @@ channels, each frequency is an ordinary matrix product, so a whole layer becomes
 a*a products of (outc x inc) @ (inc x tiles): a*a multiply-adds per tile and
 channel pair instead of 9*m*m (F(4,3): 36 vs 144, F(6,3): 64 vs 324).
 
-The weights are transformed once at load (`prepare_winograd_weight`, U = G g G^T as
-an (a*a, outc, inc) stack). Per forward, for each band of tile rows:
+The weights are transformed once (`prepare_winograd_weight`, U = G g G^T as an
+(a*a, outc, inc) stack; ConvKernel does it on first use of a tile size and keeps it).
+Per forward, for each band of tile rows:
   gather the overlapping a x a tiles of the padded input (one strided copy),
   input transform   V = (B^T (x) B^T) @ tiles     one matrix product,
   per-frequency     M = U @ V                     one batched matrix product,
   output transform  Y = (A^T (x) A^T) @ M         one matrix product,
   scatter Y into the output planes (one strided copy).
-Bands keep these arrays in cache. The transform matrices come from the Toom-Cook
+Bands keep these arrays in cache. With few channels the copies weigh as much as the
+products, so threads then take whole bands (BLAS single-threaded inside); with many,
+the products dominate and BLAS threads them. The transform matrices come from the Toom-Cook
 construction on the usual interpolation points (0, +-1, +-2, +-1/2 and infinity);
 the larger m, the fewer multiplies but the larger the rounding error: F(4,3) is
 about 1e-5 relative in float32, F(6,3) about 2e-5 (direct: 5e-7).
@@ -87,7 +90,10 @@ def prepare_winograd_weight(weight: np.ndarray, m: int) -> np.ndarray:
     _, g, _ = toom_cook(m)
     a = m + 2
     outc, inc = weight.shape[:2]
-    u = np.einsum("ak,ockl,bl->aboc", g, weight.astype(np.float64), g, optimize=True)
+    # two products with K = 3 over all kernels at once, in float64
+    t = weight.astype(np.float64).reshape(outc * inc * 3, 3) @ g.T                # [(o, c, k), b]
+    t = t.reshape(outc * inc, 3, a).transpose(1, 0, 2).reshape(3, outc * inc * a)  # [k, (o, c, b)]
+    u = (g @ t).reshape(a, outc * inc, a).transpose(0, 2, 1)                     # [a, b, (o, c)]
     return np.ascontiguousarray(u.reshape(a * a, outc, inc), np.float32)
 
 

@@ -11,8 +11,8 @@ PADS = [(0, 0, 0, 0), (1, 1, 1, 1), (2, 0, 1, 3), (0, 3, 2, 0), (1, 2, 0, 0)]  #
 @pytest.mark.parametrize("pad_type", [0, 1, 2])
 @pytest.mark.parametrize("shape", [(9,), (5, 7), (1, 6, 5), (3, 4, 7), (8, 5, 5), (4, 3, 4, 5), (12, 2, 4, 6)])
 def test_spatial_padding_matches_ncnn(pad_type, shape):
-    for t, b, l, r in PADS:
-        check_layer("Padding", {0: t, 1: b, 2: l, 3: r, 4: pad_type, 5: 0.75}, [], [rand(*shape)])
+    for t, b, left, r in PADS:
+        check_layer("Padding", {0: t, 1: b, 2: left, 3: r, 4: pad_type, 5: 0.75}, [], [rand(*shape)])
 
 
 @pytest.mark.parametrize("pad_type", [0, 1, 2])
@@ -28,10 +28,10 @@ def test_front_behind_padding_matches_ncnn(pad_type, shape):
 @pytest.mark.parametrize("shape", [(3, 4, 7), (4, 5, 3), (8, 3, 3), (4, 3, 4, 5), (1, 2, 3, 3)])
 @pytest.mark.parametrize("pads", [(1, 2, 0, 1, 0, 0), (0, 0, 0, 0, 1, 2), (1, 1, 1, 1, 2, 1)])
 def test_per_channel_pad_values_match_ncnn(shape, pads):
-    t, b, l, r, front, behind = pads
+    t, b, left, r, front, behind = pads
     n = shape[0] + front + behind + 4
     values = np.arange(n, dtype=np.float32) * 0.5 - 3
-    params = {0: t, 1: b, 2: l, 3: r, 4: 0, 6: n, 7: front, 8: behind}
+    params = {0: t, 1: b, 2: left, 3: r, 4: 0, 6: n, 7: front, 8: behind}
     check_layer("Padding", params, [raw(values)], [rand(*shape)])
 
 

@@ -1,0 +1,57 @@
+"""The fast numpy convolution paths against real ncnn: Winograd F(2,3)/F(4,3) (3x3
+stride 1, >= 32 channels each side), channels-last and planar depthwise, channel
+multiplier depthwise, with pads, SAME modes, pad_value, bias and activations."""
+import sys
+
+sys.path.insert(0, "/work/main")
+import numpy as np
+import pytest
+
+from tests.oracle import check_layer, rand, raw, tagged
+
+ACTS = [(0, None), (1, None), (2, [0.1]), (3, [-0.3, 0.4]), (6, [0.2, 0.5])]
+
+
+def conv_case(inc, outc, h, w, pads, act, group=1, kernel=3, stride=1, dilation=1, pad_value=0.0, seed=0):
+    t = "Convolution" if group == 1 else "ConvolutionDepthWise"
+    params = {0: outc, 1: kernel, 3: stride, 2: dilation, 5: 1, 6: outc * inc // group * kernel * kernel,
+              18: pad_value, **pads}
+    if group > 1:
+        params[7] = group
+    if act[0]:
+        params[9] = act[0]
+        if act[1]:
+            params[10] = act[1]
+    weights = [tagged(rand(outc, inc // group, kernel, kernel, seed=seed) / np.sqrt(inc // group * 9)),
+               raw(rand(outc, seed=seed + 1))]
+    return check_layer(t, params, weights, [rand(inc, h, w, seed=seed + 2)])
+
+
+@pytest.mark.parametrize("inc,outc,h,w", [(32, 32, 28, 28), (48, 40, 29, 31), (32, 64, 14, 14), (40, 33, 15, 17),
+                                          (64, 32, 30, 27), (32, 48, 7, 7), (33, 35, 56, 12)])
+@pytest.mark.parametrize("pads", [{4: 1}, {}, {4: -233}, {4: -234}, {4: 2, 15: 0, 14: 1, 16: 3}])
+def test_winograd_sizes(inc, outc, h, w, pads):
+    conv_case(inc, outc, h, w, pads, (1, None), pad_value=0.0)
+
+
+@pytest.mark.parametrize("act", ACTS)
+@pytest.mark.parametrize("pad_value", [0.0, 0.7])
+def test_winograd_act(act, pad_value):
+    conv_case(32, 36, 30, 29, {4: 1}, act, pad_value=pad_value)
+    conv_case(36, 32, 16, 15, {4: 1}, act, pad_value=pad_value)
+
+
+@pytest.mark.parametrize("c,h,w", [(3, 9, 11), (16, 57, 55), (200, 14, 13), (24, 8, 8), (640, 7, 7), (12, 33, 29)])
+@pytest.mark.parametrize("kernel,stride,dilation",
+                         [(3, 1, 1), (3, 2, 1), (5, 1, 1), (5, 2, 1), (3, 1, 2), (2, 3, 1), (1, 1, 1)])
+@pytest.mark.parametrize("pads", [{4: 1}, {4: -233}, {4: -234}, {4: 1, 15: 0, 14: 2, 16: 1}])
+def test_depthwise(c, h, w, kernel, stride, dilation, pads):
+    if kernel < stride and pads.get(4, 0) < 0:
+        pytest.skip("ncnn corrupts memory on SAME padding with kernel < stride")
+    conv_case(c, c, h, w, pads, (3, [0.0, 6.0]), group=c, kernel=kernel, stride=stride, dilation=dilation,
+              pad_value=0.3)
+
+
+@pytest.mark.parametrize("c,mult,h", [(4, 2, 9), (8, 3, 30), (64, 2, 7)])
+def test_depthwise_multiplier(c, mult, h):
+    conv_case(c, c * mult, h, h + 1, {4: 1}, (1, None), group=c, kernel=3, stride=1)
