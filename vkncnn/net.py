@@ -202,6 +202,13 @@ class Net:
         return self.load_model(bytes(data))
 
     def _load_weights(self, mb: ModelBin) -> None:
+        self._load_each(mb)
+        self._model_loaded = True
+        self._pipelines_ready = False
+        self._prepare()
+
+    def _load_each(self, mb: ModelBin) -> None:
+        """Every layer's load_model, errors naming the file, line and layer."""
         for layer, spec in zip(self._layers, self._layer_specs):
             mb.layer_name = layer.name or f"#{spec.line}"
             try:
@@ -213,18 +220,15 @@ class Net:
                                  f"failed: {type(e).__name__}: {e}") from e
             if ret not in (None, 0):
                 raise LayerError(f"{self._where(spec)}layer {layer.name!r}: load_model returned {ret}")
-        self._model_loaded = True
-        self._pipelines_ready = False
-        self._prepare()
 
     def _prepare(self) -> None:
-        """create_pipeline for every layer, and upload weights when on the GPU."""
+        """create_pipeline for every layer, and upload weights when on the GPU (once)."""
         with self._lock:
             if self._pipelines_ready:
                 return
-            if not self._model_loaded:
-                self._load_weights_none()
-                return
+            if not self._model_loaded:  # a net without weights: any weight request is an error
+                self._load_each(_NoWeights())
+                self._model_loaded = True
             for layer in self._layers:
                 ret = layer.create_pipeline(self.opt)
                 if ret not in (None, 0):
@@ -232,18 +236,6 @@ class Net:
             if self.gpu is not None:
                 self.gpu.upload_weights(self._layers)
             self._pipelines_ready = True
-
-    def _load_weights_none(self) -> None:
-        nb = _NoWeights()
-        for layer in self._layers:
-            nb.layer_name = layer.name
-            layer.load_model(nb)
-        self._model_loaded = True
-        for layer in self._layers:
-            layer.create_pipeline(self.opt)
-        if self.gpu is not None:
-            self.gpu.upload_weights(self._layers)
-        self._pipelines_ready = True
 
     # -- device -----------------------------------------------------------------------
     def set_vulkan_device(self, device) -> None:
