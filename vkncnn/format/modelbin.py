@@ -45,7 +45,8 @@ class ModelBin:
         return flat.reshape(dims[::-1])
 
     def load_flat(self, n: int, type_: int) -> np.ndarray:  # pragma: no cover - interface
-        raise NotImplementedError
+        """n values of load type `type_` (0 tagged, 1 raw fp32); subclasses say where from."""
+        raise WeightError(f"{type(self).__name__} cannot load weights (it implements no load_flat)")
 
     def _where(self) -> str:
         return ""

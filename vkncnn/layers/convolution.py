@@ -40,6 +40,21 @@ from .gemm import (
 )
 
 
+def load_window_params(layer, pd) -> None:
+    """Kernel, dilation, stride and pads (ids 1-4, 11-16), shared by the convolution family;
+    an absent _h / right / bottom value repeats its _w / left / top partner, as in ncnn."""
+    layer.kernel_w = pd.get(1, 0)
+    layer.kernel_h = pd.get(11, layer.kernel_w)
+    layer.dilation_w = pd.get(2, 1)
+    layer.dilation_h = pd.get(12, layer.dilation_w)
+    layer.stride_w = pd.get(3, 1)
+    layer.stride_h = pd.get(13, layer.stride_w)
+    layer.pad_left = pd.get(4, 0)
+    layer.pad_right = pd.get(15, layer.pad_left)
+    layer.pad_top = pd.get(14, layer.pad_left)
+    layer.pad_bottom = pd.get(16, layer.pad_top)
+
+
 @register_layer("Convolution")
 class Convolution(Layer):
     # a 1-D input to a 1x1 kernel runs as InnerProduct (Convolution only, not its subclasses)
@@ -56,16 +71,7 @@ class Convolution(Layer):
     # -- params ------------------------------------------------------------------------------
     def load_param(self, pd) -> int:
         self.num_output = pd.get(0, 0)
-        self.kernel_w = pd.get(1, 0)
-        self.kernel_h = pd.get(11, self.kernel_w)
-        self.dilation_w = pd.get(2, 1)
-        self.dilation_h = pd.get(12, self.dilation_w)
-        self.stride_w = pd.get(3, 1)
-        self.stride_h = pd.get(13, self.stride_w)
-        self.pad_left = pd.get(4, 0)
-        self.pad_right = pd.get(15, self.pad_left)
-        self.pad_top = pd.get(14, self.pad_left)
-        self.pad_bottom = pd.get(16, self.pad_top)
+        load_window_params(self, pd)
         self.pad_value = pd.get(18, 0.0)
         self.bias_term = pd.get(5, 0)
         self.weight_data_size = pd.get(6, 0)

@@ -22,7 +22,14 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
 
-from .convolution import ConvGeometry, check_weight_storage, conv_input_planes, conv_path, record_conv
+from .convolution import (
+    ConvGeometry,
+    check_weight_storage,
+    conv_input_planes,
+    conv_path,
+    load_window_params,
+    record_conv,
+)
 from .gemm import forget_pipelines
 
 
@@ -38,16 +45,7 @@ class Deconvolution(Layer):
 
     def load_param(self, pd) -> int:
         self.num_output = pd.get(0, 0)
-        self.kernel_w = pd.get(1, 0)
-        self.kernel_h = pd.get(11, self.kernel_w)
-        self.dilation_w = pd.get(2, 1)
-        self.dilation_h = pd.get(12, self.dilation_w)
-        self.stride_w = pd.get(3, 1)
-        self.stride_h = pd.get(13, self.stride_w)
-        self.pad_left = pd.get(4, 0)
-        self.pad_right = pd.get(15, self.pad_left)
-        self.pad_top = pd.get(14, self.pad_left)
-        self.pad_bottom = pd.get(16, self.pad_top)
+        load_window_params(self, pd)
         self.output_pad_right = pd.get(18, 0)
         self.output_pad_bottom = pd.get(19, self.output_pad_right)
         self.output_w = pd.get(20, 0)
