@@ -1,9 +1,7 @@
 """The fast numpy convolution paths against real ncnn: Winograd F(2,3)/F(4,3) (3x3
 stride 1, >= 32 channels each side), channels-last and planar depthwise, channel
 multiplier depthwise, with pads, SAME modes, pad_value, bias and activations."""
-import sys
 
-sys.path.insert(0, "/work/main")
 import numpy as np
 import pytest
 
