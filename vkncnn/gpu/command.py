@@ -25,7 +25,6 @@ to the caller; release() frees the command buffers, descriptor pools and staging
 from __future__ import annotations
 
 import contextlib
-
 from types import SimpleNamespace
 
 import numpy as np

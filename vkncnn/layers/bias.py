@@ -5,21 +5,15 @@ A 1-D or 2-D blob is a single ncnn channel, so it gets bias[0] everywhere.
 
 import numpy as np
 
+from vkncnn.affine_layer import AffineLayer
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu import elementwise
-from vkncnn.layer import Layer, register_layer
+from vkncnn.layer import register_layer
 
 
 @register_layer("Bias")
-class Bias(Layer):
-    def __init__(self) -> None:
-        super().__init__()
-        self.one_blob_only = True
-        self.support_inplace = True
-        self.support_vulkan = True
-        self.support_vulkan_packing = True
-
+class Bias(AffineLayer):
     def load_param(self, pd) -> int:
         self.bias_data_size = pd.get(0, 0)
         self.support_vulkan = self.bias_data_size > 0  # no values: the numpy path reports it
@@ -43,23 +37,8 @@ class Bias(Layer):
         return [norm.channel_affine(x, None, self.bias_data[: x.shape[0]])]
 
     # -- GPU: affine.comp, y = x + bias[c] (bias[0] everywhere for a 1-D/2-D blob) --
-    def create_pipeline(self, opt) -> int:
-        self.gpu_op = None
-        if self.vkdev is not None and self.support_vulkan:
-            self.gpu_op = elementwise.AffineGpu(self.vkdev, opt, elementwise.AFFINE, bias=self.bias_data)
-        return 0
+    def affine_gpu(self, opt):
+        return elementwise.AffineGpu(self.vkdev, opt, elementwise.AFFINE, bias=self.bias_data)
 
-    def upload_model(self, cmd, opt) -> int:
-        self.gpu_op.upload(cmd, opt)
-        return 0
-
-    def destroy_pipeline(self, opt) -> int:
-        if getattr(self, "gpu_op", None) is not None:
-            self.gpu_op.release()
-            self.gpu_op = None
-        return 0
-
-    def forward_gpu(self, bottoms, cmd, opt):
-        x = bottoms[0]
-        self.check_input(x.numpy_shape())
-        return [self.gpu_op.forward(x, cmd, opt, per_channel=x.dims >= 3)]
+    def per_channel(self, x) -> bool:
+        return x.dims >= 3

@@ -4,21 +4,15 @@ num_slope = 1 shares one slope; otherwise there is one slope per channel along
 ncnn's channel axis (numpy axis 0): w of a 1-D blob, h of 2-D, c of 3-D/4-D.
 """
 
+from vkncnn.affine_layer import AffineLayer
 from vkncnn.cpu_fallback import activation
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu import elementwise
-from vkncnn.layer import Layer, register_layer
+from vkncnn.layer import register_layer
 
 
 @register_layer("PReLU")
-class PReLU(Layer):
-    def __init__(self) -> None:
-        super().__init__()
-        self.one_blob_only = True
-        self.support_inplace = True
-        self.support_vulkan = True
-        self.support_vulkan_packing = True
-
+class PReLU(AffineLayer):
     def load_param(self, pd) -> int:
         self.num_slope = pd.get(0, 0)
         if self.num_slope < 1:
@@ -43,23 +37,8 @@ class PReLU(Layer):
         return [activation.prelu(x, self.slope_data[: x.shape[0]])]
 
     # -- GPU: affine.comp in PReLU mode, the slopes as fp32 parameters --
-    def create_pipeline(self, opt) -> int:
-        self.gpu_op = None
-        if self.vkdev is not None:
-            self.gpu_op = elementwise.AffineGpu(self.vkdev, opt, elementwise.PRELU, self.slope_data)
-        return 0
+    def affine_gpu(self, opt):
+        return elementwise.AffineGpu(self.vkdev, opt, elementwise.PRELU, self.slope_data)
 
-    def upload_model(self, cmd, opt) -> int:
-        self.gpu_op.upload(cmd, opt)
-        return 0
-
-    def destroy_pipeline(self, opt) -> int:
-        if getattr(self, "gpu_op", None) is not None:
-            self.gpu_op.release()
-            self.gpu_op = None
-        return 0
-
-    def forward_gpu(self, bottoms, cmd, opt):
-        x = bottoms[0]
-        self.check_input(x.numpy_shape())
-        return [self.gpu_op.forward(x, cmd, opt, per_channel=self.num_slope > 1)]
+    def per_channel(self, x) -> bool:
+        return self.num_slope > 1
