@@ -269,3 +269,22 @@ class RowNormalizer:
                             flat_dispatch(total // layout.lanes))
         stats.release()
         return top
+
+
+# -- the life cycle shared by the mean/variance norms (LayerNorm, InstanceNorm, GroupNorm) -------
+def moments_normalizer(layer, opt, affine_index: int):
+    """A RowNormalizer over (mean, variance) with gamma/beta at `affine_index` when the layer
+    is affine; None on the numpy path."""
+    if layer.vkdev is None:
+        return None
+    return RowNormalizer(layer.vkdev, opt, OP_MOMENTS, FIN_MOMENTS,
+                         affine_index=affine_index if layer.affine else 0, has_beta=True)
+
+
+def upload_gamma_beta(layer, cmd, opt) -> None:
+    """gamma/beta to the device once at load (None when the layer is not affine)."""
+    layer.gamma_gpu = layer.beta_gpu = None
+    if layer.affine:
+        layer.gamma_gpu = cmd.record_upload(layer.gamma_data, opt)
+        layer.beta_gpu = cmd.record_upload(layer.beta_data, opt)
+

@@ -49,17 +49,11 @@ class GroupNorm(Layer):
 
     # -- GPU ----------------------------------------------------------------------------
     def create_pipeline(self, opt) -> int:
-        if self.vkdev is None:
-            return 0
-        self.normalizer = rows.RowNormalizer(self.vkdev, opt, rows.OP_MOMENTS, rows.FIN_MOMENTS,
-                                             affine_index=2 if self.affine else 0, has_beta=True)
+        self.normalizer = rows.moments_normalizer(self, opt, affine_index=2)
         return 0
 
     def upload_model(self, cmd, opt) -> int:
-        self.gamma_gpu = self.beta_gpu = None
-        if self.affine:
-            self.gamma_gpu = cmd.record_upload(self.gamma_data, opt)
-            self.beta_gpu = cmd.record_upload(self.beta_data, opt)
+        rows.upload_gamma_beta(self, cmd, opt)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
