@@ -6,8 +6,9 @@
 Per model: load time, first inference, then min/median/max over --loops timed
 inferences after --warmup. With --compare-ncnn, real ncnn runs the same .param,
 the same random weights and the same input on the same device, interleaved
-loop by loop with ours (machines are noisy: only a same-run ratio means much),
-and the ratio vkncnn/ncnn of medians is printed.
+with ours in blocks of --block loops, each after --settle-ms of quiet (machines are
+noisy: only a same-run ratio means much), and the ratio vkncnn/ncnn of medians is
+printed.
 """
 
 from __future__ import annotations
@@ -139,6 +140,31 @@ class NcnnRunner:
             ex.extract(name)
 
 
+def time_interleaved(runners, x: np.ndarray, loops: int, block: int, settle_s: float) -> dict:
+    """Milliseconds per inference for each runner: `block` loops of one, then of the next...
+
+    Interleaving keeps both runtimes under the same machine state (the H200 machine's
+    speed moves 2x between runs), but loop-by-loop interleaving is unfair: a runtime's
+    idle worker threads keep spinning for a while after it returns (OpenMP's blocktime,
+    OpenBLAS), stealing cores from the other. Measured on the H200 machine: squeezenet on
+    the Vulkan path took us 2.95 ms right after each ncnn run, 0.85 ms alone. So each block
+    starts after `settle_s` of quiet, longer than those spin windows (ncnn's default
+    blocktime is 20 ms).
+    """
+    times: dict[str, list[float]] = {r.name: [] for r in runners}
+    done = 0
+    while done < loops:
+        n = min(block, loops - done)
+        for r in runners:
+            time.sleep(settle_s)
+            for _ in range(n):
+                t0 = time.perf_counter()
+                r.infer(x)
+                times[r.name].append((time.perf_counter() - t0) * 1e3)
+        done += n
+    return times
+
+
 def bench_model(model: str, args) -> dict:
     weights = random_weights(str(param_path(model)), seed=0, input_shapes=INPUT_SHAPES[model])
     x = np.random.default_rng(1).uniform(-1, 1, INPUT_SHAPES[model]).astype(np.float32)
@@ -155,12 +181,7 @@ def bench_model(model: str, args) -> dict:
         for _ in range(args.warmup):
             for r in runners:
                 r.infer(x)
-        times = {r.name: [] for r in runners}
-        for _ in range(args.loops):
-            for r in runners:  # interleaved, so both see the same machine state
-                t0 = time.perf_counter()
-                r.infer(x)
-                times[r.name].append((time.perf_counter() - t0) * 1e3)
+        times = time_interleaved(runners, x, args.loops, args.block, args.settle_ms / 1e3)
         for name, ts in times.items():
             result[f"{name}_min_ms"] = min(ts)
             result[f"{name}_median_ms"] = statistics.median(ts)
@@ -189,6 +210,9 @@ def main(argv=None) -> int:
     ap.add_argument("--device", type=int, default=0, help="Vulkan device index")
     ap.add_argument("--loops", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--block", type=int, default=5, help="timed loops per runner before switching")
+    ap.add_argument("--settle-ms", type=float, default=50.0,
+                    help="quiet time before each block (lets the other runtime's threads sleep)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     prec = ap.add_mutually_exclusive_group()
     prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")

@@ -207,7 +207,9 @@ class Pipeline:
                       "pSpecializationInfo": spec},
             "layout": layout[0]})
         pipeline = ffi.new("VkPipeline*")
-        result = lib.vkCreateComputePipelines(dev, ffi.NULL, 1, create_info, ffi.NULL, pipeline)
+        disk_cache = self.vkdev.vk_pipeline_cache()
+        result = lib.vkCreateComputePipelines(dev, disk_cache.handle, 1, create_info, ffi.NULL, pipeline)
+        disk_cache.pipeline_created()
         if result != 0:
             lib.vkDestroyPipelineLayout(dev, layout[0], ffi.NULL)
             lib.vkDestroyDescriptorSetLayout(dev, dsl[0], ffi.NULL)

@@ -100,6 +100,7 @@ class NetGpu:
                     if ret not in (None, 0):
                         raise LayerError(f"layer {layer.name!r} ({layer.type}): upload_model returned {ret}")
             cmd.submit_and_wait()
+            self.vkdev.save_pipeline_cache()
         finally:
             release = getattr(cmd, "release", None)
             if release is not None:
@@ -317,6 +318,7 @@ class GpuExtractorState:
         if target in device:
             plan.download = cmd.record_download(device[target], opt)
         cmd.submit_and_wait()
+        vkdev.save_pipeline_cache()  # pipelines first made while recording
         if plan.download is None:  # the target came out of a host (CPU) step
             plan.download = _SlotView(host_slots[target])
         plan.device_blobs = {bi: v for bi, v in device.items() if bi in owned}
