@@ -6,9 +6,9 @@
 Per model: load time, first inference, then min/median/max over --loops timed
 inferences after --warmup. With --compare-ncnn, real ncnn runs the same .param,
 the same random weights and the same input on the same device, interleaved
-with ours in blocks of --block loops, each after --settle-ms of quiet (machines are
-noisy: only a same-run ratio means much), and the ratio vkncnn/ncnn of medians is
-printed.
+with ours (loop by loop on the GPU, in settled blocks on the CPU: see
+time_interleaved; machines are noisy, only a same-run ratio means much), and the
+ratio vkncnn/ncnn of medians is printed.
 """
 
 from __future__ import annotations
@@ -143,13 +143,15 @@ class NcnnRunner:
 def time_interleaved(runners, x: np.ndarray, loops: int, block: int, settle_s: float) -> dict:
     """Milliseconds per inference for each runner: `block` loops of one, then of the next...
 
-    Interleaving keeps both runtimes under the same machine state (the H200 machine's
-    speed moves 2x between runs), but loop-by-loop interleaving is unfair: a runtime's
-    idle worker threads keep spinning for a while after it returns (OpenMP's blocktime,
-    OpenBLAS), stealing cores from the other. Measured on the H200 machine: squeezenet on
-    the Vulkan path took us 2.95 ms right after each ncnn run, 0.85 ms alone. So each block
-    starts after `settle_s` of quiet, longer than those spin windows (ncnn's default
-    blocktime is 20 ms).
+    Interleaving keeps both runtimes under the same machine state (speeds move 2x between
+    runs on the shared machines here). How finely depends on the device:
+    - CPU: in blocks, each after `settle_s` of quiet. A runtime's idle worker threads keep
+      spinning for a while after it returns (OpenMP's blocktime, 20 ms in ncnn; OpenBLAS),
+      stealing cores from whoever runs next.
+    - GPU: loop by loop, no pause. An idle GPU drops its clock within milliseconds (the
+      H200 idles at 345 MHz, boosts to 1980): with 50 ms pauses resnet18 took us 2.64 ms and
+      ncnn 3.82 ms, loop by loop 1.05 and 2.03 ms. Keeping the GPU busy measures both at
+      full clock.
     """
     times: dict[str, list[float]] = {r.name: [] for r in runners}
     done = 0
@@ -210,9 +212,10 @@ def main(argv=None) -> int:
     ap.add_argument("--device", type=int, default=0, help="Vulkan device index")
     ap.add_argument("--loops", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=3)
-    ap.add_argument("--block", type=int, default=5, help="timed loops per runner before switching")
-    ap.add_argument("--settle-ms", type=float, default=50.0,
-                    help="quiet time before each block (lets the other runtime's threads sleep)")
+    ap.add_argument("--block", type=int, help="timed loops per runner before switching "
+                    "(default: 5 on the CPU, 1 on the GPU)")
+    ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
+                    "runtime's threads sleep (default: 50 on the CPU, 0 on the GPU)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     prec = ap.add_mutually_exclusive_group()
     prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
@@ -222,6 +225,10 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--profile", action="store_true", help="also print a per-layer time breakdown")
     args = ap.parse_args(argv)
+    if args.block is None:
+        args.block = 1 if args.gpu else 5
+    if args.settle_ms is None:
+        args.settle_ms = 0.0 if args.gpu else 50.0
     if args.threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     results = []
@@ -229,7 +236,8 @@ def main(argv=None) -> int:
     if args.compare_ncnn:
         head += f"{'ncnn med':>10}{'ratio':>7}"
     print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: "
-          f"{'fp16' if args.fp16 and args.gpu else 'fp32'}  threads: {args.threads}")
+          f"{'fp16' if args.fp16 and args.gpu else 'fp32'}  threads: {args.threads}  "
+          f"interleave: blocks of {args.block}, {args.settle_ms:g} ms apart")
     print(head)
     for model in args.models.split(","):
         try:

@@ -37,6 +37,8 @@ def _device_extensions(info: GpuInfo) -> list[str]:
     wanted = ["VK_KHR_portability_subset"]  # must be enabled when a device (MoltenVK) lists it
     if info.api_version() < _API_1_2:
         wanted += ["VK_KHR_8bit_storage", "VK_KHR_shader_float16_int8"]
+    if info.support_cooperative_matrix():
+        wanted += ["VK_KHR_cooperative_matrix", "VK_KHR_vulkan_memory_model"]
     return [e for e in wanted if info.support_extension(e)]
 
 
@@ -84,6 +86,13 @@ class VulkanDevice:
                 "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES,
                 "shaderFloat16": info.support_fp16_arithmetic(),
                 "shaderInt8": info.support_int8_arithmetic()}))
+        if info.support_cooperative_matrix():  # tensor cores: convolution_coopmat.comp
+            chain.append(ffi.new("VkPhysicalDeviceVulkanMemoryModelFeatures*", {
+                "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES,
+                "vulkanMemoryModel": True}))
+            chain.append(ffi.new("VkPhysicalDeviceCooperativeMatrixFeaturesKHR*", {
+                "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
+                "cooperativeMatrix": True}))
         for a, b in itertools.pairwise(chain):
             a.pNext = b
         features10 = ffi.new("VkPhysicalDeviceFeatures*", {"shaderInt16": info.support_int16_arithmetic()})

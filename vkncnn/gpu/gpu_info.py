@@ -28,7 +28,7 @@ def _vk_type_to_ncnn(vk_type: int) -> int:
 class GpuInfo:
     """Read-only facts about one physical device (ncnn's GpuInfo)."""
 
-    def __init__(self, physical_device, instance_api_version: int) -> None:
+    def __init__(self, physical_device, instance_api_version: int, instance_handle=None) -> None:
         ffi, lib = vk.ffi, vk.lib
         self.physical_device = physical_device
         self._extensions = _device_extensions(physical_device)
@@ -59,11 +59,16 @@ class GpuInfo:
         self._subgroup_size, self._subgroup_ops, self._subgroup_stages = 0, 0, 0
         self._max_memory_allocation_size = 0
         self._driver_name = ""
+        self._coopmat_feature = self._memory_model = False
+        self._compute_units = 0  # streaming multiprocessors, where the driver says (NVIDIA)
+        self._coopmat_shapes: frozenset = frozenset()
         self._int16 = bool(_features_1_0(physical_device).shaderInt16)
         # The *2 queries and their structs need Vulkan 1.1 on both the instance and the device.
         if instance_api_version >= _API_1_1 and self._api_version >= _API_1_1:
             self._query_features2(physical_device)
             self._query_properties2(physical_device)
+            if self._coopmat_feature and instance_handle is not None:
+                self._coopmat_shapes = _cooperative_matrix_shapes(instance_handle, physical_device)
 
         self._memory_types, self._memory_heaps = _memory_properties(physical_device)
         self._queue_families = _queue_families(physical_device)
@@ -89,6 +94,15 @@ class GpuInfo:
             f16 = ffi.new("VkPhysicalDeviceShaderFloat16Int8Features*",
                           {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES})
             chain.append(f16)
+        coopmat = memory_model = None
+        if "VK_KHR_cooperative_matrix" in self._extensions:
+            coopmat = ffi.new("VkPhysicalDeviceCooperativeMatrixFeaturesKHR*",
+                              {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR})
+            chain.append(coopmat)
+        if self._knows(_API_1_2, "VK_KHR_vulkan_memory_model"):
+            memory_model = ffi.new("VkPhysicalDeviceVulkanMemoryModelFeatures*",
+                                   {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES})
+            chain.append(memory_model)
         features2 = ffi.new("VkPhysicalDeviceFeatures2*",
                             {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2})
         _link(features2, chain)
@@ -101,6 +115,10 @@ class GpuInfo:
         if f16 is not None:
             self._fp16_arithmetic = bool(f16.shaderFloat16)
             self._int8_arithmetic = bool(f16.shaderInt8)
+        if memory_model is not None:
+            self._memory_model = bool(memory_model.vulkanMemoryModel)
+        if coopmat is not None:
+            self._coopmat_feature = bool(coopmat.cooperativeMatrix)
 
     def _query_properties2(self, pd) -> None:
         ffi, lib = vk.ffi, vk.lib
@@ -109,6 +127,11 @@ class GpuInfo:
         maint3 = ffi.new("VkPhysicalDeviceMaintenance3Properties*",
                          {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES})
         chain = [subgroup, maint3]
+        sm = None
+        if "VK_NV_shader_sm_builtins" in self._extensions:
+            sm = ffi.new("VkPhysicalDeviceShaderSMBuiltinsPropertiesNV*",
+                         {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV})
+            chain.append(sm)
         driver = None
         if self._knows(_API_1_2, "VK_KHR_driver_properties"):
             driver = ffi.new("VkPhysicalDeviceDriverProperties*",
@@ -122,6 +145,8 @@ class GpuInfo:
         self._subgroup_ops = subgroup.supportedOperations
         self._subgroup_stages = subgroup.supportedStages
         self._max_memory_allocation_size = maint3.maxMemoryAllocationSize
+        if sm is not None:
+            self._compute_units = int(sm.shaderSMCount)
         if driver is not None:
             self._driver_name = ffi.string(driver.driverName).decode("utf-8", "replace")
 
@@ -195,7 +220,24 @@ class GpuInfo:
         return self._subgroup_size
 
     def support_cooperative_matrix(self) -> bool:
-        return "VK_KHR_cooperative_matrix" in self._extensions or "VK_NV_cooperative_matrix" in self._extensions
+        """VK_KHR_cooperative_matrix usable from GLSL (glslang's KHR cooperative matrices
+        also need the Vulkan memory model)."""
+        return self._coopmat_feature and self._memory_model
+
+    def support_vulkan_memory_model(self) -> bool:
+        return self._memory_model
+
+    def cooperative_matrix_shapes(self) -> frozenset:
+        """Subgroup-scope (M, N, K, A/B type, C/result type) the device multiplies natively,
+        types as 'f16' / 'f32' / ... e.g. (16, 16, 16, 'f16', 'f32') on NVIDIA."""
+        return self._coopmat_shapes
+
+    def support_cooperative_matrix_16x16x16_fp16(self) -> bool:
+        return self.support_cooperative_matrix() and (16, 16, 16, "f16", "f32") in self._coopmat_shapes
+
+    def compute_units(self) -> int:
+        """Streaming multiprocessors (VK_NV_shader_sm_builtins), 0 where the device does not say."""
+        return self._compute_units
 
     def support_extension(self, name: str) -> bool:
         return name in self._extensions
@@ -263,6 +305,35 @@ class GpuInfo:
                 f"fp16-s/a={int(self._fp16_storage)}/{int(self._fp16_arithmetic)} "
                 f"int8-s/a={int(self._int8_storage)}/{int(self._int8_arithmetic)} "
                 f"subgroup={self._subgroup_size} wg={self._max_workgroup_size}/{self._max_workgroup_invocations}>")
+
+
+_COMPONENT_NAMES = {"FLOAT16": "f16", "FLOAT32": "f32", "FLOAT64": "f64", "SINT8": "s8", "UINT8": "u8",
+                    "SINT32": "s32", "UINT32": "u32", "SINT16": "s16", "UINT16": "u16"}
+
+
+def _cooperative_matrix_shapes(instance_handle, pd) -> frozenset:
+    """vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR, subgroup scope, as plain tuples."""
+    ffi, lib = vk.ffi, vk.lib
+    fn = lib.vkGetInstanceProcAddr(instance_handle, b"vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR")
+    if fn == ffi.NULL:
+        return frozenset()
+    query = ffi.cast("PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR", fn)
+    count = ffi.new("uint32_t*")
+    if query(pd, count, ffi.NULL) != 0 or not 0 < count[0] <= 1024:
+        return frozenset()
+    props = ffi.new("VkCooperativeMatrixPropertiesKHR[]", count[0])
+    for i in range(count[0]):
+        props[i].sType = vk.VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR
+    if query(pd, count, props) != 0:
+        return frozenset()
+    names = {getattr(vk, f"VK_COMPONENT_TYPE_{k}_KHR"): v for k, v in _COMPONENT_NAMES.items()}
+    shapes = set()
+    for p in props[0:count[0]]:
+        if p.scope == vk.VK_SCOPE_SUBGROUP_KHR and p.AType == p.BType and p.CType == p.ResultType:
+            a, c = names.get(p.AType), names.get(p.CType)
+            if a and c:
+                shapes.add((p.MSize, p.NSize, p.KSize, a, c))
+    return frozenset(shapes)
 
 
 def _link(head, chain) -> None:

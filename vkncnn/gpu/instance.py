@@ -121,7 +121,7 @@ class GpuInstance:
             self._create_messenger(messenger_info)
         try:
             physical = _enumerate_physical_devices(self.handle)
-            infos = [GpuInfo(pd, self.api_version) for pd in physical]
+            infos = [GpuInfo(pd, self.api_version, self.handle) for pd in physical]
         except BaseException:
             self._destroy_handles()
             raise

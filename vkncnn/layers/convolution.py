@@ -19,6 +19,8 @@ ConvolutionDepthWise subclasses this with `group`.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from vkncnn.cpu_fallback import conv
@@ -450,17 +452,24 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, outw * outh, ep,
         plane.channels // group, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
     parallel = parallel_target(cmd.vkdev)
-    lx, ly, tm = conv_tile(m, n, parallel)
-    tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
-    k = plane.channels // group * geometry.kernel_w * geometry.kernel_h
-    slices = split_k(tiles, k, parallel)
-    pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices], (lx, ly, 1),
-                               {"DECONV": int(deconv), "TM": tm})
+    inc_g = plane.channels // group
+    k = inc_g * geometry.kernel_w * geometry.kernel_h
+    if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, k):
+        tiles = -(-n // 64) * -(-m // 64) * group
+        slices = split_k(tiles, k, parallel, min_slice=256)
+        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices], (128, 1, 1))
+        grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
+    else:
+        lx, ly, tm = conv_tile(m, n, parallel)
+        tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
+        slices = split_k(tiles, k, parallel)
+        pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices], (lx, ly, 1),
+                                   {"DECONV": int(deconv), "TM": tm})
+        grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
     workspace = None
     if slices > 1:
         workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
-    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace], [],
-                        (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices))
+    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace], [], grid)
     if workspace is not None:
         reduce = cached_pipeline(layer, "convolution_reduce", fp16,
                                  [slices, int(bias is not None)] + act + [n, num_output, ep], (64, 4, 1))
@@ -469,13 +478,25 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     return top
 
 
-def split_k(tiles: int, k: int, parallel: int) -> int:
+def use_tensor_cores(vkdev, m: int, k: int) -> bool:
+    """convolution_coopmat.comp for this fp16 product? Where the device multiplies 16x16x16
+    fp16 tiles natively with 32-wide subgroups (NVIDIA), for products of at least one
+    16x16 tile of weights (smaller ones would mostly multiply padding).
+    VKNCNN_COOPMAT=0 turns it off (to compare the two kernels)."""
+    info = vkdev.info
+    return (m >= 16 and k >= 16 and info.support_cooperative_matrix_16x16x16_fp16()
+            and info.subgroup_size() == 32 and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
+
+
+def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
     """How many slices of K to sum separately (split-K) when the tiles alone cannot keep
     `parallel` workgroups busy: deep layers on small images (512 channels at 7x7 make 8
-    tiles). Each slice keeps at least 4 chunks of 16; at most 16 slices."""
-    if parallel <= 1 or tiles >= parallel // 2 or k < 128:
+    tiles). Each slice keeps at least `min_slice` of K (4 chunks of 16 for the scalar
+    kernel; the tensor-core kernel eats K so fast that it wants 8 chunks of 32, or its
+    prologue and the extra reduce pass dominate); at most 16 slices."""
+    if parallel <= 1 or tiles >= parallel // 2 or k < 2 * min_slice:
         return 1
-    return max(1, min(16, -(-parallel // tiles), k // 64))
+    return max(1, min(16, -(-parallel // tiles), k // min_slice))
 
 
 def conv_tile(m: int, n: int, parallel: int = 1) -> tuple[int, int, int]:

@@ -1,0 +1,220 @@
+#version 450
+#extension GL_KHR_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+
+// Convolution as a matrix product on tensor cores (VK_KHR_cooperative_matrix), for devices
+// that multiply 16x16x16 fp16 tiles into fp32 with 32-wide subgroups (NVIDIA). Same product
+// and layouts as convolution.comp (read its header): per group g
+//
+//     out[g*outc_g + m][n] = act(bias + sum_k W[g][m][k] * col(k, n)),   k = tap * inc_g + ic
+//
+// and the same specialization constants (ids 0-23), so the host chooses between the two
+// freely. Only for fp16 storage: the fp16 values multiply exactly into fp32 accumulators,
+// which is what the scalar shader computes too. The host also guarantees a pack4 input
+// and inc_g % 4 == 0: then four consecutive k are one tap's four consecutive channels, one
+// vec4 load from the input, and four consecutive weights are one aligned vec4 too.
+//
+// A workgroup of 4 subgroups computes a 64 (channels) x 64 (pixels) tile; subgroup s owns
+// the 32x32 quarter (s / 2, s % 2) as 2x2 accumulators. K advances in chunks of 32: the
+// workgroup stages W[64][32] and col[32][64] in shared memory as fp16, each subgroup loads
+// its fragments from there. The next chunk's global loads are issued into registers before
+// the current chunk's multiplies (double buffering through registers).
+// Split-K (k_slices > 1) writes raw fp32 partial sums to the workspace like convolution.comp.
+
+layout (constant_id = 0) const int kernel_w = 1;
+layout (constant_id = 1) const int kernel_h = 1;
+layout (constant_id = 2) const int dilation_w = 1;
+layout (constant_id = 3) const int dilation_h = 1;
+layout (constant_id = 4) const int stride_w = 1;
+layout (constant_id = 5) const int stride_h = 1;
+layout (constant_id = 6) const int bias_term = 0;
+layout (constant_id = 7) const int activation_type = 0;
+layout (constant_id = 8) const float activation_param_0 = 0;
+layout (constant_id = 9) const float activation_param_1 = 0;
+layout (constant_id = 10) const int w = 1;
+layout (constant_id = 11) const int h = 1;
+layout (constant_id = 12) const int in_cstep = 1;
+layout (constant_id = 13) const int in_elempack = 1;
+layout (constant_id = 14) const int outw = 1;
+layout (constant_id = 15) const int outh = 1;
+layout (constant_id = 16) const int out_cstep = 1;
+layout (constant_id = 17) const int out_elempack = 1;
+layout (constant_id = 18) const int inc_g = 1;
+layout (constant_id = 19) const int outc_g = 1;
+layout (constant_id = 20) const int pad_top = 0;
+layout (constant_id = 21) const int pad_left = 0;
+layout (constant_id = 22) const float pad_value = 0;
+layout (constant_id = 23) const int k_slices = 1;
+
+layout (local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
+
+// inputs are read four channels (one pack4 item) or four k at a time through vec4 views
+layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; };
+layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
+layout (binding = 2) readonly buffer weight_blob { sfpvec4 weight_data[]; };
+layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
+layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; };
+
+#include "activation.comp"
+
+#define BM 64
+#define BN 64
+#define BK 32
+#define NT 128
+// Row strides of the shared tiles, in elements: padded against bank conflicts, and kept
+// multiples of 16 bytes as cooperative-matrix loads and stores want.
+#define SA_STRIDE 40
+#define SB_STRIDE 72
+#define SC_STRIDE 68
+
+shared float16_t sA[BM * SA_STRIDE];   // [m][k]
+shared float16_t sB[BK * SB_STRIDE];   // [k][n]
+shared float sC[BM * SC_STRIDE];       // [m][n], the finished tile
+
+const int M = outc_g;
+const int N = outw * outh;
+const int K = kernel_w * kernel_h * inc_g;
+const int K_SLICE = (K + k_slices * BK - 1) / (k_slices * BK) * BK;
+
+#define A_QUADS (BM * BK / 4 / NT)   // 4 quads of k of the weights per invocation per chunk
+#define B_QUADS (BK * BN / 4 / NT)   // 4 quads of k of the im2col slice per invocation per chunk
+
+f16vec4 ra[A_QUADS];
+f16vec4 rb[B_QUADS];
+
+// k0..k0+3 (k0 a multiple of 4) of the im2col column of the pixel whose input corner is
+// (y0, x0): with inc_g % 4 == 0 the four share one tap and are one pack4 item of the input
+f16vec4 gather4(int k0, int y0, int x0, int c_base)
+{
+    const int tap = k0 / inc_g;
+    const int iy = y0 + (tap / kernel_w) * dilation_h;
+    const int ix = x0 + (tap % kernel_w) * dilation_w;
+    if (iy < 0 || ix < 0 || iy >= h || ix >= w)
+        return f16vec4(float16_t(pad_value));
+    const int c = c_base + k0 % inc_g;
+    return f16vec4(bottom_blob_data[(c / 4) * in_cstep + iy * w + ix]);
+}
+
+// the global loads of one K chunk into registers; K and k_end are multiples of 4, so each
+// quad is wholly inside or wholly outside
+void load_chunk(int k0, int k_end, int m0, int w_base, int tid, ivec2 my_corner, bool my_n_ok, int c_base)
+{
+    for (int i = 0; i < A_QUADS; i++)
+    {
+        const int e = tid + i * NT;
+        const int m = m0 + e / (BK / 4);
+        const int k = k0 + (e % (BK / 4)) * 4;
+        ra[i] = (m < M && k < k_end) ? f16vec4(weight_data[(w_base + m * K + k) / 4]) : f16vec4(0.f);
+    }
+    for (int q = 0; q < B_QUADS; q++)
+    {
+        const int k = k0 + (tid / BN + q * (NT / BN)) * 4;
+        rb[q] = (my_n_ok && k < k_end) ? gather4(k, my_corner.x, my_corner.y, c_base) : f16vec4(0.f);
+    }
+}
+
+void store_chunk(int tid)
+{
+    for (int i = 0; i < A_QUADS; i++)
+    {
+        const int e = tid + i * NT;
+        const int a = (e / (BK / 4)) * SA_STRIDE + (e % (BK / 4)) * 4;
+        sA[a] = ra[i].x;
+        sA[a + 1] = ra[i].y;
+        sA[a + 2] = ra[i].z;
+        sA[a + 3] = ra[i].w;
+    }
+    const int nn = tid % BN;
+    for (int q = 0; q < B_QUADS; q++)
+    {
+        const int b = (tid / BN + q * (NT / BN)) * 4 * SB_STRIDE + nn;
+        sB[b] = rb[q].x;
+        sB[b + SB_STRIDE] = rb[q].y;
+        sB[b + 2 * SB_STRIDE] = rb[q].z;
+        sB[b + 3 * SB_STRIDE] = rb[q].w;
+    }
+}
+
+void main()
+{
+    const int tid = int(gl_LocalInvocationID.x);
+    const int sg = int(gl_SubgroupID);   // 4 subgroups of 32
+    const int wm = (sg / 2) * 32;         // this subgroup's quarter of the tile
+    const int wn = (sg % 2) * 32;
+    const int m0 = int(gl_WorkGroupID.y) * BM;
+    const int n0 = int(gl_WorkGroupID.x) * BN;
+    const int g = int(gl_WorkGroupID.z) / k_slices;
+    const int slice = int(gl_WorkGroupID.z) % k_slices;
+    const int k_begin = slice * K_SLICE;
+    const int k_end = min(K, k_begin + K_SLICE);
+    const int w_base = g * M * K;
+    const int c_base = g * inc_g;
+
+    // each invocation always gathers the same pixel of the tile
+    const int my_n = n0 + tid % BN;
+    const bool my_n_ok = my_n < N;
+    const ivec2 my_corner = ivec2((my_n / outw) * stride_h - pad_top, (my_n % outw) * stride_w - pad_left);
+
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c00 =
+        coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.f);
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c01 = c00;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c10 = c00;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c11 = c00;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a0;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a1;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b0;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b1;
+
+    if (k_begin < k_end)
+        load_chunk(k_begin, k_end, m0, w_base, tid, my_corner, my_n_ok, c_base);
+    for (int k0 = k_begin; k0 < k_end; k0 += BK)
+    {
+        store_chunk(tid);
+        barrier();
+        if (k0 + BK < k_end)
+            load_chunk(k0 + BK, k_end, m0, w_base, tid, my_corner, my_n_ok, c_base);
+        for (int kk = 0; kk < BK; kk += 16)
+        {
+            coopMatLoad(a0, sA, wm * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(a1, sA, (wm + 16) * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(b0, sB, kk * SB_STRIDE + wn, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(b1, sB, kk * SB_STRIDE + wn + 16, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            c00 = coopMatMulAdd(a0, b0, c00);
+            c01 = coopMatMulAdd(a0, b1, c01);
+            c10 = coopMatMulAdd(a1, b0, c10);
+            c11 = coopMatMulAdd(a1, b1, c11);
+        }
+        barrier();
+    }
+
+    coopMatStore(c00, sC, wm * SC_STRIDE + wn, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(c01, sC, wm * SC_STRIDE + wn + 16, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(c10, sC, (wm + 16) * SC_STRIDE + wn, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+    coopMatStore(c11, sC, (wm + 16) * SC_STRIDE + wn + 16, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+    barrier();
+
+    // epilogue: invocations walk the tile four channels (one pack4 item) at a time, pixel
+    // by pixel, so that neighbouring invocations write neighbouring output scalars
+    const int groups = int(gl_NumWorkGroups.z) / k_slices;
+    for (int e = tid; e < BM * BN; e += NT)
+    {
+        const int mm = (e / (4 * BN)) * 4 + e % 4;
+        const int nn = (e / 4) % BN;
+        const int m = m0 + mm;
+        const int n = n0 + nn;
+        if (m >= M || n >= N)
+            continue;
+        const int oc = g * M + m;
+        const float s = sC[mm * SC_STRIDE + nn];
+        if (k_slices > 1)
+        {
+            workspace_data[(slice * groups * M + oc) * N + n] = s;
+            continue;
+        }
+        const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+        const afp v = activation_afp(afp(s) + b, activation_type, activation_param_0, activation_param_1);
+        buffer_st1(top_blob_data, (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack, v);
+    }
+}

@@ -1,0 +1,65 @@
+"""The tensor-core convolution (convolution_coopmat.comp): what can be checked on any device.
+
+Lavapipe (CI) has no VK_KHR_cooperative_matrix, so the kernel's numbers are checked on a
+device that has it (the H200: tests/gpu/test_conv_gpu.py and `vkncnn compare --gpu` run
+there with the kernel on, see the README's H200 section). Here: the shipped SPIR-V is the
+shader we think it is, the device query is sane, and the kernel is never chosen where it
+cannot run.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from vkncnn.gpu import instance
+from vkncnn.gpu.shader_registry import get_builtin_spirv
+from vkncnn.gpu.spirv_reflect import reflect
+from vkncnn.layers.convolution import split_k, use_tensor_cores
+from vkncnn.option import Option
+
+pytestmark = pytest.mark.gpu
+
+
+def test_shipped_spirv_declares_the_conv_interface():
+    vkdev = instance.get_gpu_device()
+    opt = Option()
+    opt.use_fp16_storage = True
+    info = reflect(get_builtin_spirv("convolution_coopmat", opt, vkdev))
+    assert info.local_size == (128, 1, 1) and not info.local_size_from_spec  # 4 subgroups of 32
+    assert [(b.reads, b.writes) for b in info.bindings] == [
+        (True, False), (False, True), (True, False), (True, False), (False, True)]
+    assert info.spec_ids == set(range(24))  # the same constants as convolution.comp
+
+
+def test_device_query_is_consistent():
+    vkdev = instance.get_gpu_device()
+    gi = vkdev.info
+    shapes = gi.cooperative_matrix_shapes()
+    assert isinstance(shapes, frozenset)
+    assert all(len(s) == 5 and min(s[:3]) > 0 for s in shapes)
+    if gi.support_cooperative_matrix_16x16x16_fp16():
+        assert gi.support_cooperative_matrix() and (16, 16, 16, "f16", "f32") in shapes
+    if not gi.support_cooperative_matrix():
+        assert not use_tensor_cores(vkdev, 256, 1024)
+
+
+def test_switch_and_small_products(monkeypatch):
+    vkdev = instance.get_gpu_device()
+    monkeypatch.setenv("VKNCNN_COOPMAT", "0")
+    assert not use_tensor_cores(vkdev, 256, 1024)
+    monkeypatch.delenv("VKNCNN_COOPMAT")
+    assert not use_tensor_cores(vkdev, 8, 1024)   # fewer than one 16-row tile of weights
+    assert not use_tensor_cores(vkdev, 256, 8)
+
+
+@pytest.mark.parametrize("tiles,k,min_slice,want", [
+    (8, 4608, 64, 16),     # 512 channels at 7x7, scalar kernel: as many slices as allowed
+    (8, 4608, 256, 16),
+    (49, 576, 64, 9),      # resnet18's 3x3 at 56x56: the scalar kernel slices thin...
+    (49, 576, 256, 2),     # ...the tensor-core one keeps 8 chunks of 32 per slice
+    (49, 300, 256, 1),     # too little K to split at all
+    (600, 4608, 256, 1),   # enough tiles already
+])
+def test_split_k(tiles, k, min_slice, want):
+    assert split_k(tiles, k, 1024, min_slice) == want
+    assert split_k(tiles, k, 1, min_slice) == 1  # a CPU device never splits
