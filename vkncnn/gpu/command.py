@@ -121,6 +121,7 @@ class VkCompute:
         self._descriptors = DescriptorArena(vkdev)
         self._own_blob = self._own_staging = None
         self._staging: list = []             # (allocator, VkBufferMemory) freed at release
+        self._scratch: list = []             # VkMats bound to unused writable slots
         self._pinned: dict = {}              # bm.key -> bm used by recorded commands
         self._allocators_used: dict = {}     # id -> allocator: kept alive while commands use them
         self.dispatch_count = 0
@@ -314,13 +315,22 @@ class VkCompute:
         buffers, accesses = [], []
         for mat, role in zip(bindings, info.bindings):
             if mat is None or mat.empty():
-                dummy = dummy or self.vkdev.dummy_buffer()
-                bm = dummy
-            else:
-                if mat.nbytes() > limit:
-                    raise GpuError(f"shader '{pipeline.name}': a {mat.nbytes()}-byte tensor exceeds the "
-                                   f"device's storage buffer range ({limit} bytes)")
-                bm = self._use(mat)
+                # An unused slot (a bias it has none of, a split-K workspace with one
+                # slice): the shader does not touch it, but Vulkan wants a buffer there.
+                # Read-only slots share the device's dummy, never written, so never a
+                # hazard. A writable slot gets a scratch buffer of its own: one shared
+                # dummy "written" by every such dispatch would order them all one after
+                # another (and sync validation rightly calls that a hazard).
+                if not role.writes:
+                    dummy = dummy or self.vkdev.dummy_buffer()
+                    buffers.append((dummy.buffer, dummy.offset, min(dummy.capacity, limit)))
+                    continue
+                mat = VkMat.create(4, dims=1, elemsize=4, allocator=self.blob_allocator())
+                self._scratch.append(mat)
+            if mat.nbytes() > limit:
+                raise GpuError(f"shader '{pipeline.name}': a {mat.nbytes()}-byte tensor exceeds the "
+                               f"device's storage buffer range ({limit} bytes)")
+            bm = self._use(mat)
             buffers.append((bm.buffer, bm.offset, min(bm.capacity, limit)))
             accesses.append((bm, COMPUTE, SHADER_READ if role.reads else 0, SHADER_WRITE if role.writes else 0))
         dset = self._descriptors.write_set(pipeline.descriptor_set_layout, buffers,
@@ -423,6 +433,9 @@ class VkCompute:
         for bm in self._pinned.values():
             bm.pins -= 1
         self._pinned.clear()
+        for mat in self._scratch:
+            mat.release()
+        self._scratch.clear()
         self._allocators_used.clear()
         if self._own_blob is not None:
             self.vkdev.reclaim_blob_allocator(self._own_blob)
