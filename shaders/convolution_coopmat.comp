@@ -1,3 +1,4 @@
+// variants: WM=2,4 WN=2,4
 #version 450
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -16,11 +17,15 @@
 // and inc_g % 4 == 0: then four consecutive k are one tap's four consecutive channels, one
 // vec4 load from the input, and four consecutive weights are one aligned vec4 too.
 //
-// A workgroup of 4 subgroups computes a 64 (channels) x 64 (pixels) tile; subgroup s owns
-// the 32x32 quarter (s / 2, s % 2) as 2x2 accumulators. K advances in chunks of 32: the
-// workgroup stages W[64][32] and col[32][64] in shared memory as fp16, each subgroup loads
-// its fragments from there. The next chunk's global loads are issued into registers before
-// the current chunk's multiplies (double buffering through registers).
+// A workgroup of 4 subgroups (2 x 2) computes a BM x BN tile of (channels, pixels); each
+// subgroup owns a quarter of it as WM x WN accumulators of 16x16 (variants WM, WN = 2 or
+// 4: tiles of 64 or 128 per side; bigger tiles read each staged value into more
+// multiplies, smaller ones make more workgroups for small layers). K advances in chunks
+// of 32: the workgroup stages W[BM][32] and col[32][BN] in shared memory as fp16, each
+// subgroup loads its fragments from there. The next chunk's global loads are issued into
+// registers before the current chunk's multiplies (double buffering through registers).
+// The epilogue goes fragment by fragment through a small per-subgroup staging area, since
+// bias, activation and ncnn's packed layouts need each value's (channel, pixel).
 // Split-K (k_slices > 1) writes raw fp32 partial sums to the workspace like convolution.comp.
 
 layout (constant_id = 0) const int kernel_w = 1;
@@ -59,19 +64,25 @@ layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; }
 
 #include "activation.comp"
 
-#define BM 64
-#define BN 64
+#ifndef WM
+#define WM 2
+#endif
+#ifndef WN
+#define WN 2
+#endif
+#define BM (32 * WM)
+#define BN (32 * WN)
 #define BK 32
 #define NT 128
 // Row strides of the shared tiles, in elements: padded against bank conflicts, and kept
 // multiples of 16 bytes as cooperative-matrix loads and stores want.
-#define SA_STRIDE 40
-#define SB_STRIDE 72
-#define SC_STRIDE 68
+#define SA_STRIDE (BK + 8)
+#define SB_STRIDE (BN + 8)
+#define SC_STRIDE 16
 
 shared float16_t sA[BM * SA_STRIDE];   // [m][k]
 shared float16_t sB[BK * SB_STRIDE];   // [k][n]
-shared float sC[BM * SC_STRIDE];       // [m][n], the finished tile
+shared float sC[4 * 16 * SC_STRIDE];   // one finished 16x16 fragment per subgroup
 
 const int M = outc_g;
 const int N = outw * outh;
@@ -140,9 +151,10 @@ void store_chunk(int tid)
 void main()
 {
     const int tid = int(gl_LocalInvocationID.x);
-    const int sg = int(gl_SubgroupID);   // 4 subgroups of 32
-    const int wm = (sg / 2) * 32;         // this subgroup's quarter of the tile
-    const int wn = (sg % 2) * 32;
+    const int sg = int(gl_SubgroupID);       // 4 subgroups of 32
+    const int lane = int(gl_SubgroupInvocationID);
+    const int wm = (sg / 2) * (16 * WM);      // this subgroup's quarter of the tile
+    const int wn = (sg % 2) * (16 * WN);
     const int m0 = int(gl_WorkGroupID.y) * BM;
     const int n0 = int(gl_WorkGroupID.x) * BN;
     const int g = int(gl_WorkGroupID.z) / k_slices;
@@ -157,15 +169,12 @@ void main()
     const bool my_n_ok = my_n < N;
     const ivec2 my_corner = ivec2((my_n / outw) * stride_h - pad_top, (my_n % outw) * stride_w - pad_left);
 
-    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c00 =
-        coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.f);
-    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c01 = c00;
-    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c10 = c00;
-    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> c11 = c00;
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a0;
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a1;
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b0;
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b1;
+    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[WM][WN];
+    for (int i = 0; i < WM; i++)
+        for (int j = 0; j < WN; j++)
+            acc[i][j] = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.f);
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a[WM];
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b;
 
     if (k_begin < k_end)
         load_chunk(k_begin, k_end, m0, w_base, tid, my_corner, my_n_ok, c_base);
@@ -177,44 +186,50 @@ void main()
             load_chunk(k0 + BK, k_end, m0, w_base, tid, my_corner, my_n_ok, c_base);
         for (int kk = 0; kk < BK; kk += 16)
         {
-            coopMatLoad(a0, sA, wm * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-            coopMatLoad(a1, sA, (wm + 16) * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-            coopMatLoad(b0, sB, kk * SB_STRIDE + wn, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-            coopMatLoad(b1, sB, kk * SB_STRIDE + wn + 16, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-            c00 = coopMatMulAdd(a0, b0, c00);
-            c01 = coopMatMulAdd(a0, b1, c01);
-            c10 = coopMatMulAdd(a1, b0, c10);
-            c11 = coopMatMulAdd(a1, b1, c11);
+            for (int i = 0; i < WM; i++)
+                coopMatLoad(a[i], sA, (wm + 16 * i) * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            for (int j = 0; j < WN; j++)
+            {
+                coopMatLoad(b, sB, kk * SB_STRIDE + wn + 16 * j, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+                for (int i = 0; i < WM; i++)
+                    acc[i][j] = coopMatMulAdd(a[i], b, acc[i][j]);
+            }
         }
         barrier();
     }
 
-    coopMatStore(c00, sC, wm * SC_STRIDE + wn, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-    coopMatStore(c01, sC, wm * SC_STRIDE + wn + 16, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-    coopMatStore(c10, sC, (wm + 16) * SC_STRIDE + wn, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-    coopMatStore(c11, sC, (wm + 16) * SC_STRIDE + wn + 16, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-    barrier();
-
-    // epilogue: invocations walk the tile four channels (one pack4 item) at a time, pixel
-    // by pixel, so that neighbouring invocations write neighbouring output scalars
+    // epilogue, one fragment at a time through this subgroup's staging area; lanes walk it
+    // four channels (one pack4 item) at a time, pixel by pixel, so that neighbouring lanes
+    // write neighbouring output scalars
     const int groups = int(gl_NumWorkGroups.z) / k_slices;
-    for (int e = tid; e < BM * BN; e += NT)
+    const int stage = sg * 16 * SC_STRIDE;
+    for (int i = 0; i < WM; i++)
     {
-        const int mm = (e / (4 * BN)) * 4 + e % 4;
-        const int nn = (e / 4) % BN;
-        const int m = m0 + mm;
-        const int n = n0 + nn;
-        if (m >= M || n >= N)
-            continue;
-        const int oc = g * M + m;
-        const float s = sC[mm * SC_STRIDE + nn];
-        if (k_slices > 1)
+        for (int j = 0; j < WN; j++)
         {
-            workspace_data[(slice * groups * M + oc) * N + n] = s;
-            continue;
+            coopMatStore(acc[i][j], sC, stage, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            subgroupMemoryBarrierShared();
+            subgroupBarrier();
+            for (int e = lane; e < 256; e += 32)
+            {
+                const int mm = (e / 64) * 4 + e % 4;
+                const int nn = (e / 4) % 16;
+                const int m = m0 + wm + 16 * i + mm;
+                const int n = n0 + wn + 16 * j + nn;
+                if (m >= M || n >= N)
+                    continue;
+                const int oc = g * M + m;
+                const float v = sC[stage + mm * SC_STRIDE + nn];
+                if (k_slices > 1)
+                {
+                    workspace_data[(slice * groups * M + oc) * N + n] = v;
+                    continue;
+                }
+                const afp bias = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+                const afp r = activation_afp(afp(v) + bias, activation_type, activation_param_0, activation_param_1);
+                buffer_st1(top_blob_data, (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack, r);
+            }
+            subgroupBarrier();  // every lane has read the stage before the next fragment lands
         }
-        const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
-        const afp v = activation_afp(afp(s) + b, activation_type, activation_param_0, activation_param_1);
-        buffer_st1(top_blob_data, (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack, v);
     }
 }
