@@ -1,4 +1,3 @@
-// variants: WM=2,4 WN=2,4
 #version 450
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
@@ -18,14 +17,15 @@
 // vec4 load from the input, and four consecutive weights are one aligned vec4 too.
 //
 // A workgroup of 4 subgroups (2 x 2) computes a BM x BN tile of (channels, pixels); each
-// subgroup owns a quarter of it as WM x WN accumulators of 16x16 (variants WM, WN = 2 or
-// 4: tiles of 64 or 128 per side; bigger tiles read each staged value into more
-// multiplies, smaller ones make more workgroups for small layers). K advances in chunks
-// of 32: the workgroup stages W[BM][32] and col[32][BN] in shared memory as fp16, each
-// subgroup loads its fragments from there. The next chunk's global loads are issued into
-// registers before the current chunk's multiplies (double buffering through registers).
-// The epilogue goes fragment by fragment through a small per-subgroup staging area, since
-// bias, activation and ncnn's packed layouts need each value's (channel, pixel).
+// subgroup owns a quarter of it as WM x WN accumulators of 16x16. WM = WN = 2 (64 x 64
+// tiles): measured on the H200, 128-wide tiles were slower on every VGG/ResNet layer
+// tried but one (fewer workgroups; the kernel is bound by staging, not by multiplies).
+// K advances in chunks of 32: the workgroup stages W[BM][32] and col[32][BN] in shared
+// memory as fp16, each subgroup loads its fragments from there. The next chunk's global
+// loads are issued into registers before the current chunk's multiplies (double
+// buffering through registers). The epilogue goes fragment by fragment through a small
+// per-subgroup staging area, since bias, activation and ncnn's packed layouts need each
+// value's (channel, pixel).
 // Split-K (k_slices > 1) writes raw fp32 partial sums to the workspace like convolution.comp.
 
 layout (constant_id = 0) const int kernel_w = 1;
@@ -64,12 +64,8 @@ layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; }
 
 #include "activation.comp"
 
-#ifndef WM
 #define WM 2
-#endif
-#ifndef WN
 #define WN 2
-#endif
 #define BM (32 * WM)
 #define BN (32 * WN)
 #define BK 32

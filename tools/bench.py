@@ -180,9 +180,12 @@ def bench_model(model: str, args) -> dict:
             r.infer(x)
             result[f"{r.name}_load_ms"] = r.load_s * 1e3
             result[f"{r.name}_first_ms"] = (time.perf_counter() - t0) * 1e3
-        for _ in range(args.warmup):
+        warm_until = time.perf_counter() + args.warmup_s
+        done = 0
+        while done < args.warmup or time.perf_counter() < warm_until:
             for r in runners:
                 r.infer(x)
+            done += 1
         times = time_interleaved(runners, x, args.loops, args.block, args.settle_ms / 1e3)
         for name, ts in times.items():
             result[f"{name}_min_ms"] = min(ts)
@@ -211,7 +214,9 @@ def main(argv=None) -> int:
     dev.add_argument("--cpu", action="store_true", help="numpy path (default)")
     ap.add_argument("--device", type=int, default=0, help="Vulkan device index")
     ap.add_argument("--loops", type=int, default=8)
-    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=3, help="untimed loops first")
+    ap.add_argument("--warmup-s", type=float, help="...and at least this many seconds of them "
+                    "(default: 2 on the GPU, whose clock ramps up under load; 0 on the CPU)")
     ap.add_argument("--block", type=int, help="timed loops per runner before switching "
                     "(default: 5 on the CPU, 1 on the GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
@@ -227,6 +232,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.block is None:
         args.block = 1 if args.gpu else 5
+    if args.warmup_s is None:
+        args.warmup_s = 2.0 if args.gpu else 0.0
     if args.settle_ms is None:
         args.settle_ms = 0.0 if args.gpu else 50.0
     if args.threads:

@@ -455,12 +455,10 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     inc_g = plane.channels // group
     k = inc_g * geometry.kernel_w * geometry.kernel_h
     if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, k):
-        wm, wn = coopmat_tile(m, n, group, parallel)
-        tiles = -(-n // (32 * wn)) * -(-m // (32 * wm)) * group
+        tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=256)
-        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices], (128, 1, 1),
-                                   {"WM": wm, "WN": wn})
-        grid = (-(-n // (32 * wn)) * 128, -(-m // (32 * wm)), group * slices)
+        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices], (128, 1, 1))
+        grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
     else:
         lx, ly, tm = conv_tile(m, n, parallel)
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
@@ -488,21 +486,6 @@ def use_tensor_cores(vkdev, m: int, k: int) -> bool:
     info = vkdev.info
     return (m >= 16 and k >= 16 and info.support_cooperative_matrix_16x16x16_fp16()
             and info.subgroup_size() == 32 and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
-
-
-def coopmat_tile(m: int, n: int, group: int, parallel: int) -> tuple[int, int]:
-    """(WM, WN) of convolution_coopmat.comp: tiles of 32*WM channels x 32*WN pixels.
-
-    The biggest tile that still makes a quarter of `parallel` workgroups: a bigger tile
-    feeds each staged value to more multiplies, but a big GPU needs workgroups to fill
-    it. VKNCNN_COOPMAT_TILE=WMxWN (2 or 4 each) forces one, for measuring."""
-    forced = os.environ.get("VKNCNN_COOPMAT_TILE", "")
-    if forced in ("2x2", "2x4", "4x2", "4x4"):
-        return int(forced[0]), int(forced[2])
-    for wm, wn in ((4, 4), (2, 4), (4, 2)):
-        if m >= 32 * wm and -(-n // (32 * wn)) * -(-m // (32 * wm)) * group >= parallel // 4:
-            return wm, wn
-    return 2, 2
 
 
 def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
