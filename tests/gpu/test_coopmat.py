@@ -40,24 +40,25 @@ def test_device_query_is_consistent():
     if gi.support_cooperative_matrix_16x16x16_fp16():
         assert gi.support_cooperative_matrix() and (16, 16, 16, "f16", "f32") in shapes
     if not gi.support_cooperative_matrix():
-        assert not use_tensor_cores(vkdev, 256, 1024)
+        assert not use_tensor_cores(vkdev, 256, 3136, 1024)
 
 
 def test_switch_and_small_products(monkeypatch):
     vkdev = instance.get_gpu_device()
     monkeypatch.setenv("VKNCNN_COOPMAT", "0")
-    assert not use_tensor_cores(vkdev, 256, 1024)
+    assert not use_tensor_cores(vkdev, 256, 3136, 1024)
     monkeypatch.delenv("VKNCNN_COOPMAT")
-    assert not use_tensor_cores(vkdev, 8, 1024)   # fewer than one 16-row tile of weights
-    assert not use_tensor_cores(vkdev, 256, 8)
+    assert not use_tensor_cores(vkdev, 8, 1 << 20, 1024)   # fewer than one 16-row tile of weights
+    assert not use_tensor_cores(vkdev, 256, 1 << 20, 32)   # less than two chunks of K
+    assert not use_tensor_cores(vkdev, 512, 49, 512)        # 12.8 M multiply-adds: scalar is faster
 
 
 @pytest.mark.parametrize("tiles,k,min_slice,want", [
     (8, 4608, 64, 16),     # 512 channels at 7x7, scalar kernel: as many slices as allowed
     (8, 4608, 256, 16),
     (49, 576, 64, 9),      # resnet18's 3x3 at 56x56: the scalar kernel slices thin...
-    (49, 576, 256, 2),     # ...the tensor-core one keeps 8 chunks of 32 per slice
-    (49, 300, 256, 1),     # too little K to split at all
+    (49, 576, 128, 4),     # ...the tensor-core one keeps 4 chunks of 32 per slice
+    (49, 200, 128, 1),     # too little K to split at all
     (600, 4608, 256, 1),   # enough tiles already
 ])
 def test_split_k(tiles, k, min_slice, want):

@@ -454,9 +454,9 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     parallel = parallel_target(cmd.vkdev)
     inc_g = plane.channels // group
     k = inc_g * geometry.kernel_w * geometry.kernel_h
-    if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, k):
+    if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, n, k):
         tiles = -(-n // 64) * -(-m // 64) * group
-        slices = split_k(tiles, k, parallel, min_slice=256)
+        slices = split_k(tiles, k, parallel, min_slice=128)
         pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices], (128, 1, 1))
         grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
     else:
@@ -478,22 +478,31 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     return top
 
 
-def use_tensor_cores(vkdev, m: int, k: int) -> bool:
-    """convolution_coopmat.comp for this fp16 product? Where the device multiplies 16x16x16
-    fp16 tiles natively with 32-wide subgroups (NVIDIA), for products of at least one
-    16x16 tile of weights (smaller ones would mostly multiply padding).
+TENSOR_CORE_MIN_MACS = 1 << 25
+
+
+def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
+    """convolution_coopmat.comp for this fp16 product (m x k weights, k x n columns)?
+
+    Where the device multiplies 16x16x16 fp16 tiles natively with 32-wide subgroups
+    (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds: measured on the
+    H200, the scalar kernel stays faster on small ones (mobilenet_v2's 1x1 convolutions,
+    7-11 M each: the whole net took 1.13 ms with them on tensor cores, 1.03 ms in fp32 on
+    the scalar kernel), the tensor cores win on VGG's and ResNet's 3x3 layers (60 M+).
     VKNCNN_COOPMAT=0 turns it off (to compare the two kernels)."""
     info = vkdev.info
-    return (m >= 16 and k >= 16 and info.support_cooperative_matrix_16x16x16_fp16()
-            and info.subgroup_size() == 32 and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
+    return (m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS
+            and info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
+            and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
 
 
 def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
     """How many slices of K to sum separately (split-K) when the tiles alone cannot keep
     `parallel` workgroups busy: deep layers on small images (512 channels at 7x7 make 8
     tiles). Each slice keeps at least `min_slice` of K (4 chunks of 16 for the scalar
-    kernel; the tensor-core kernel eats K so fast that it wants 8 chunks of 32, or its
-    prologue and the extra reduce pass dominate); at most 16 slices."""
+    kernel; 4 chunks of 32 for the tensor-core one: measured on the H200, slices of 128
+    instead of 256 took resnet50 from 2.04 to 1.71 ms, googlenet from 2.18 to 1.80 ms);
+    at most 16 slices."""
     if parallel <= 1 or tiles >= parallel // 2 or k < 2 * min_slice:
         return 1
     return max(1, min(16, -(-parallel // tiles), k // min_slice))
