@@ -17,10 +17,8 @@ disk cache, never an error. VKNCNN_PIPELINE_CACHE=0 turns it off.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import struct
-import tempfile
 import threading
 from pathlib import Path
 
@@ -28,7 +26,7 @@ from . import spirv_cache
 from .vk import check, vk
 
 _MAGIC = b"VKNCPC01"
-_HEADER = len(_MAGIC) + 32
+_HEADER = len(_MAGIC) + 32  # magic and sha256 before the payload (spirv_cache.write_checked)
 _VK_HEADER = struct.Struct("<IIII16s")  # headerSize, headerVersion, vendorID, deviceID, uuid
 MAX_FILE_BYTES = 256 << 20  # a bigger file is not ours: never read it whole
 
@@ -54,35 +52,12 @@ def payload_matches(payload: bytes, info) -> bool:
 
 def read_payload(path: Path, info) -> bytes | None:
     """The stored cache data for this device, or None when absent, damaged or foreign."""
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES + _HEADER:
-            return None
-        blob = path.read_bytes()
-    except OSError:
-        return None
-    payload = blob[_HEADER:]
-    if blob[: len(_MAGIC)] != _MAGIC or blob[len(_MAGIC):_HEADER] != hashlib.sha256(payload).digest():
-        return None
-    return payload if payload_matches(payload, info) else None
+    payload = spirv_cache.read_checked(path, _MAGIC, MAX_FILE_BYTES)
+    return payload if payload is not None and payload_matches(payload, info) else None
 
 
 def write_payload(path: Path, payload: bytes) -> bool:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".pipelines-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(payload).digest() + payload)
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-    except OSError:
-        return False
-    return True
+    return spirv_cache.write_checked(path, _MAGIC, payload)
 
 
 class DiskPipelineCache:

@@ -20,7 +20,6 @@ import tempfile
 from pathlib import Path
 
 _MAGIC = b"VKNCSPV1"
-_HEADER = len(_MAGIC) + 32
 _SPIRV_MAGIC = 0x07230203
 KEY_VERSION = "vkncnn-spirv-cache-1"
 
@@ -44,27 +43,42 @@ def looks_like_spirv(data: bytes) -> bool:
 
 def load(key: str, folder: Path | None = None) -> bytes | None:
     """The cached SPIR-V for key, or None on a miss or a damaged entry."""
-    path = (folder or cache_dir()) / f"{key}.spv"
-    try:
-        blob = path.read_bytes()
-    except OSError:
-        return None
-    payload = blob[_HEADER:]
-    if blob[: len(_MAGIC)] != _MAGIC or blob[len(_MAGIC):_HEADER] != hashlib.sha256(payload).digest():
-        return None
-    return payload if looks_like_spirv(payload) else None
+    payload = read_checked((folder or cache_dir()) / f"{key}.spv", _MAGIC)
+    return payload if payload is not None and looks_like_spirv(payload) else None
 
 
 def store(key: str, spirv: bytes, folder: Path | None = None) -> bool:
     """Write an entry atomically; False (and no error) if the folder is not writable."""
-    folder = folder or cache_dir()
+    return write_checked((folder or cache_dir()) / f"{key}.spv", _MAGIC, spirv)
+
+
+# -- checked files, shared with pipeline_cache.py ----------------------------------------
+def read_checked(path: Path, magic: bytes, max_bytes: int | None = None) -> bytes | None:
+    """The payload of a file written by write_checked, or None when it is missing, larger
+    than max_bytes, not ours (magic) or damaged (sha256)."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{key[:16]}-", suffix=".tmp")
+        if max_bytes is not None and path.stat().st_size > max_bytes + len(magic) + 32:
+            return None
+        blob = path.read_bytes()
+    except OSError:
+        return None
+    header = len(magic) + 32
+    payload = blob[header:]
+    if blob[: len(magic)] != magic or blob[len(magic):header] != hashlib.sha256(payload).digest():
+        return None
+    return payload
+
+
+def write_checked(path: Path, magic: bytes, payload: bytes) -> bool:
+    """magic + sha256(payload) + payload, written to a temporary name and renamed (atomic
+    on POSIX: concurrent processes never read half a file). False if it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:16]}-", suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(_MAGIC + hashlib.sha256(spirv).digest() + spirv)
-            os.replace(tmp, folder / f"{key}.spv")
+                f.write(magic + hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, path)
         except BaseException:
             try:
                 os.unlink(tmp)
