@@ -827,3 +827,23 @@ def test_validation_clean():
     last = [line for line in proc.stdout.splitlines() if line.startswith("CLEAN")][-1].split()
     assert last[1] == "0", proc.stdout[-3000:]
     assert int(last[3]) > 0, "sync validation did not flag missing barriers"
+
+
+@needs_gpu
+def test_spin_wait_gives_the_same_results(dev, monkeypatch):
+    """The fence polling used on real GPUs (off on lavapipe, where it would steal a core
+    from the driver) waits for the same completion as the blocking wait."""
+    monkeypatch.setattr(dev, "_spin_wait", True)
+    monkeypatch.setattr(type(dev), "SPIN_WAIT_S", 0.0005)  # expire too: then the blocking wait
+    cmd = VkCompute(dev)
+    opt = Option()
+    opt.use_fp16_storage = False
+    slot = HostSlot(rand(1000))
+    up = cmd.record_upload(slot, opt)
+    down = cmd.record_download(up)
+    cmd.submit_and_wait()
+    for seed in range(5):
+        slot.array = rand(1000, seed=seed)
+        cmd.replay()
+        np.testing.assert_array_equal(down.array, slot.array)
+    cmd.release()

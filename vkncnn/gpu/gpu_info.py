@@ -60,7 +60,6 @@ class GpuInfo:
         self._max_memory_allocation_size = 0
         self._driver_name = ""
         self._coopmat_feature = self._memory_model = False
-        self._compute_units = 0  # streaming multiprocessors, where the driver says (NVIDIA)
         self._coopmat_shapes: frozenset = frozenset()
         self._int16 = bool(_features_1_0(physical_device).shaderInt16)
         # The *2 queries and their structs need Vulkan 1.1 on both the instance and the device.
@@ -127,11 +126,6 @@ class GpuInfo:
         maint3 = ffi.new("VkPhysicalDeviceMaintenance3Properties*",
                          {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES})
         chain = [subgroup, maint3]
-        sm = None
-        if "VK_NV_shader_sm_builtins" in self._extensions:
-            sm = ffi.new("VkPhysicalDeviceShaderSMBuiltinsPropertiesNV*",
-                         {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV})
-            chain.append(sm)
         driver = None
         if self._knows(_API_1_2, "VK_KHR_driver_properties"):
             driver = ffi.new("VkPhysicalDeviceDriverProperties*",
@@ -145,8 +139,6 @@ class GpuInfo:
         self._subgroup_ops = subgroup.supportedOperations
         self._subgroup_stages = subgroup.supportedStages
         self._max_memory_allocation_size = maint3.maxMemoryAllocationSize
-        if sm is not None:
-            self._compute_units = int(sm.shaderSMCount)
         if driver is not None:
             self._driver_name = ffi.string(driver.driverName).decode("utf-8", "replace")
 
@@ -234,10 +226,6 @@ class GpuInfo:
 
     def support_cooperative_matrix_16x16x16_fp16(self) -> bool:
         return self.support_cooperative_matrix() and (16, 16, 16, "f16", "f32") in self._coopmat_shapes
-
-    def compute_units(self) -> int:
-        """Streaming multiprocessors (VK_NV_shader_sm_builtins), 0 where the device does not say."""
-        return self._compute_units
 
     def support_extension(self, name: str) -> bool:
         return name in self._extensions
