@@ -485,11 +485,11 @@ def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
     """convolution_coopmat.comp for this fp16 product (m x k weights, k x n columns)?
 
     Where the device multiplies 16x16x16 fp16 tiles natively with 32-wide subgroups
-    (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds: measured on the
-    H200, the scalar kernel stays faster on small ones (mobilenet_v2's 1x1 convolutions,
-    7-11 M each: the whole net took 1.13 ms with them on tensor cores, 1.03 ms in fp32 on
-    the scalar kernel), the tensor cores win on VGG's and ResNet's 3x3 layers (60 M+).
-    VKNCNN_COOPMAT=0 turns it off (to compare the two kernels)."""
+    (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds. Measured on the
+    H200: the tensor cores pay off on large products (VGG's 3x3 layers: vgg16 2.84 ->
+    2.25 ms); on small ones they gained nothing (mobilenet_v2, whose 1x1 products are
+    7-11 M multiply-adds: 1.13 ms with them on tensor cores, 1.12 ms with this threshold),
+    so those keep the scalar kernel. VKNCNN_COOPMAT=0 turns them off (to compare)."""
     info = vkdev.info
     return (m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS
             and info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
