@@ -18,8 +18,9 @@
 //
 // A workgroup of 4 subgroups (2 x 2) computes a BM x BN tile of (channels, pixels); each
 // subgroup owns a quarter of it as WM x WN accumulators of 16x16. WM = WN = 2 (64 x 64
-// tiles): measured on the H200, 128-wide tiles were slower on every VGG/ResNet layer
-// tried but one (fewer workgroups; the kernel is bound by staging, not by multiplies).
+// tiles): in the one single-layer comparison made on the H200, 128-wide tiles were slower
+// on 9 of 10 VGG/ResNet/1x1 layers (likely fewer workgroups for a kernel bound by staging
+// and latency rather than by the multiplies).
 // K advances in chunks of 32: the workgroup stages W[BM][32] and col[32][BN] in shared
 // memory as fp16, each subgroup loads its fragments from there. The next chunk's global
 // loads are issued into registers before the current chunk's multiplies (double
