@@ -68,11 +68,12 @@ def _replay_ncnn_quicksort(scores: np.ndarray) -> np.ndarray:
 
 # -- non-maximum suppression ---------------------------------------------------------------
 def _intersection(box: np.ndarray, others: np.ndarray) -> np.ndarray:
-    """ncnn's intersection_area of one box against many: 0 when they do not touch."""
-    apart = ((box[0] > others[:, 2]) | (box[2] < others[:, 0])
-             | (box[1] > others[:, 3]) | (box[3] < others[:, 1]))
-    iw = np.minimum(box[2], others[:, 2]) - np.maximum(box[0], others[:, 0])
-    ih = np.minimum(box[3], others[:, 3]) - np.maximum(box[1], others[:, 1])
+    """ncnn's intersection_area of a box (4,) against many (m, 4), or of each box of a
+    (n, 1, 4) stack against them (n, m): 0 when they do not touch."""
+    apart = ((box[..., 0] > others[:, 2]) | (box[..., 2] < others[:, 0])
+             | (box[..., 1] > others[:, 3]) | (box[..., 3] < others[:, 1]))
+    iw = np.minimum(box[..., 2], others[:, 2]) - np.maximum(box[..., 0], others[:, 0])
+    ih = np.minimum(box[..., 3], others[:, 3]) - np.maximum(box[..., 1], others[:, 1])
     return np.where(apart, F32(0), iw * ih)
 
 
@@ -96,16 +97,34 @@ def nms_sorted(boxes: np.ndarray, areas: np.ndarray, threshold: float,
     suppressed = np.zeros(n, bool)
     kept = []
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        if n <= NMS_MATRIX_MAX:
+            # every pair at once, then a cheap greedy walk over the rows (measured: 357
+            # candidates of which 297 kept, yolo-fastest with random weights, 4.5 -> 0.8 ms)
+            overlap = _overlaps(boxes[:, None], boxes, areas[:, None], areas, t, scaled_compare)
+            for i in range(n):
+                if not suppressed[i]:
+                    kept.append(i)
+                    suppressed[i + 1:] |= overlap[i, i + 1:]
+            return np.asarray(kept, dtype=np.intp)
         for i in range(n):
             if suppressed[i]:
                 continue
             kept.append(i)
             rest = slice(i + 1, n)
-            inter = _intersection(boxes[i], boxes[rest])
-            union = areas[rest] + areas[i] - inter
-            overlap = inter > t * union if scaled_compare else ~(inter / union <= t)
-            suppressed[rest] |= overlap
+            suppressed[rest] |= _overlaps(boxes[i], boxes[rest], areas[i], areas[rest], t, scaled_compare)
     return np.asarray(kept, dtype=np.intp)
+
+
+# candidates up to which NMS builds the whole n x n overlap matrix (4 MB of float32 each)
+NMS_MATRIX_MAX = 1024
+
+
+def _overlaps(box, others, area, other_areas, t, scaled_compare: bool) -> np.ndarray:
+    """Does `box` (or each row of a (n, 1, 4) stack) overlap `others` beyond t? The same
+    float32 operations, in the same order, as ncnn's per-pair test."""
+    inter = _intersection(box, others)
+    union = other_areas + area - inter
+    return inter > t * union if scaled_compare else ~(inter / union <= t)
 
 
 def detections(labels: np.ndarray, scores: np.ndarray, boxes: np.ndarray) -> np.ndarray:
