@@ -54,7 +54,8 @@ def test_gray_uses_ncnn_integer_weights(name):
     np.testing.assert_array_equal(vkncnn.Mat.from_pixels(img, TYPES[name], 64, 4).numpy()[0], expected)
 
 
-@pytest.mark.parametrize("name", ["PIXEL_BGR2RGB", "PIXEL_GRAY", "PIXEL_RGBA2GRAY", "PIXEL_BGR2GRAY", "PIXEL_GRAY2BGRA"])
+@pytest.mark.parametrize("name", ["PIXEL_BGR2RGB", "PIXEL_GRAY", "PIXEL_RGBA2GRAY", "PIXEL_BGR2GRAY",
+                                  "PIXEL_GRAY2BGRA"])
 @pytest.mark.parametrize("call,args", [
     ("from_pixels", ()), ("from_pixels_resize", (20, 7)), ("from_pixels_resize", (13, 9)),
     ("from_pixels_roi", (2, 3, 7, 5)), ("from_pixels_roi", (0, 0, 13, 9)),

@@ -201,10 +201,10 @@ def test_innerproduct(outc, inc, extra, shape):
 ])
 def test_gpu_tiling_and_split_k(monkeypatch, type_name, outc, inc, k, group, extra, shape):
     """The tiles and split-K (fp32 partial sums + convolution_reduce.comp) a discrete GPU gets."""
-    import vkncnn.layers.convolution as convolution
+    import vkncnn.gpu.conv as gpu_conv
 
-    monkeypatch.setattr(convolution, "parallel_target", lambda vkdev: 1024)
-    assert convolution.split_k(8, 4608, 1024) == 16 and convolution.split_k(600, 4608, 1024) == 1
+    monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
+    assert gpu_conv.split_k(8, 4608, 1024) == 16 and gpu_conv.split_k(600, 4608, 1024) == 1
     params, weights = conv_case(type_name, outc, inc, k, group=group, extra=extra)
     check(type_name, params, weights, [rand(*shape, seed=5)])
 

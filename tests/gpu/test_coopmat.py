@@ -12,9 +12,9 @@ from __future__ import annotations
 import pytest
 
 from vkncnn.gpu import instance
+from vkncnn.gpu.conv import split_k, use_tensor_cores
 from vkncnn.gpu.shader_registry import get_builtin_spirv
 from vkncnn.gpu.spirv_reflect import reflect
-from vkncnn.layers.convolution import split_k, use_tensor_cores
 from vkncnn.option import Option
 
 pytestmark = pytest.mark.gpu

@@ -43,7 +43,8 @@ def test_depthwise(k, s, d, pads, c, h, w):
 
 
 @pytest.mark.parametrize("group,inc,outc", [(2, 4, 4), (3, 12, 6), (4, 8, 16), (3, 3, 12), (8, 8, 24)])
-@pytest.mark.parametrize("k,s,pads", [(4, 2, {4: 1}), (3, 1, {}), (3, 2, {18: 1, 4: 1}), (2, 2, {4: -233, 20: 8, 21: 8})])
+@pytest.mark.parametrize("k,s,pads", [(4, 2, {4: 1}), (3, 1, {}), (3, 2, {18: 1, 4: 1}),
+                                      (2, 2, {4: -233, 20: 8, 21: 8})])
 def test_grouped(group, inc, outc, k, s, pads):
     check_layer("DeconvolutionDepthWise", dw_params(group, inc, outc, k, extra={3: s, **pads}),
                 dw_weights(group, inc, outc, k), [rand(inc, 4, 5)])

@@ -150,7 +150,8 @@ def test_detectionoutput_mxnet_layout(num_prior, num_class, variances, priorbox_
     assert len(out[0])
 
 
-@pytest.mark.parametrize("params", [{0: 0}, {0: 1, 4: 0.1}, {0: 5, 4: 0.99}, {0: 5, 4: 0.1, 2: 0}, {0: 5, 4: 0.1, 3: 0}])
+@pytest.mark.parametrize("params", [{0: 0}, {0: 1, 4: 0.1}, {0: 5, 4: 0.99}, {0: 5, 4: 0.1, 2: 0},
+                                    {0: 5, 4: 0.1, 3: 0}])
 def test_detectionoutput_nothing_detected_is_empty(params):
     loc, conf, priorbox = ssd_inputs(30, 5, seed=1)
     out = compare_with_ncnn("DetectionOutput", params, [loc, conf, priorbox])

@@ -16,10 +16,9 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.conv import ConvGeometry, Plane, check_weight_storage, record_conv
+from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
-
-from .convolution import ConvGeometry, Plane, check_weight_storage, record_conv
-from .gemm import forget_pipelines
 
 
 @register_layer("Convolution1D")

@@ -20,17 +20,11 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_input_planes, conv_path, record_conv
+from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
-from .convolution import (
-    ConvGeometry,
-    check_weight_storage,
-    conv_input_planes,
-    conv_path,
-    load_window_params,
-    record_conv,
-)
-from .gemm import forget_pipelines
+from .convolution import load_window_params
 
 
 @register_layer("Deconvolution")

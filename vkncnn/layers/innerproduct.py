@@ -18,19 +18,17 @@ from vkncnn.cpu_fallback import conv, gemm
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.blas import BlasThreads
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.vkmat import VkMat, use_fp16_storage
-from vkncnn.layer import Layer, register_layer
-
-from .gemm import (
-    GemmOperand,
+from vkncnn.gpu.gemm import GemmOperand, record_gemm
+from vkncnn.gpu.layer_pipelines import (
     activation_specs,
     as_pack1,
     flat_layout,
     forget_pipelines,
     out_elempack,
-    record_gemm,
     storage_is_fp16,
 )
+from vkncnn.gpu.vkmat import VkMat, use_fp16_storage
+from vkncnn.layer import Layer, register_layer
 
 
 @register_layer("InnerProduct")

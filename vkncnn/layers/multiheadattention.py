@@ -22,18 +22,10 @@ import numpy as np
 
 from vkncnn.cpu_fallback import attention
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.gemm import GemmOperand, record_gemm
+from vkncnn.gpu.layer_pipelines import as_pack1, cached_pipeline, forget_pipelines, out_elempack, storage_is_fp16
 from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
-
-from .gemm import (
-    GemmOperand,
-    as_pack1,
-    cached_pipeline,
-    forget_pipelines,
-    out_elempack,
-    record_gemm,
-    storage_is_fp16,
-)
 
 
 @register_layer("MultiHeadAttention")

@@ -1,0 +1,206 @@
+"""Recording the convolution family on the GPU: Convolution, ConvolutionDepthWise,
+Deconvolution, DeconvolutionDepthWise and Convolution1D all come here, and the shape of
+the product picks the shader (conv_path, use_tensor_cores)."""
+
+from __future__ import annotations
+
+import os
+
+from ..errors import GpuError, ShapeError
+from .gemm import gemm_tile
+from .layer_pipelines import (
+    activation_specs,
+    as_pack1,
+    cached_pipeline,
+    out_elempack,
+    parallel_target,
+    pow2_ceil,
+    storage_is_fp16,
+)
+from .vkmat import VkMat
+
+
+class Plane:
+    """An input tensor read as (channels, h, w) planes: scalar addressing for the shaders."""
+
+    __slots__ = ("channels", "cstep", "elempack", "h", "w")
+
+    def __init__(self, channels: int, h: int, w: int, cstep: int, elempack: int) -> None:
+        self.channels, self.h, self.w, self.cstep, self.elempack = channels, h, w, cstep, elempack
+
+
+class ConvGeometry:
+    """Kernel, dilation and stride, and the offset of output (0, 0) in the input.
+
+    For a convolution pad_top/pad_left are the leading padding (negative: a crop); for a
+    transposed convolution they are the rows/columns cut from the full output.
+    """
+
+    __slots__ = ("dilation_h", "dilation_w", "kernel_h", "kernel_w", "pad_left", "pad_top", "pad_value",
+                 "stride_h", "stride_w")
+
+    def __init__(self, kernel_w, kernel_h, dilation_w, dilation_h, stride_w, stride_h, pad_top, pad_left,
+                 pad_value=0.0) -> None:
+        self.kernel_w, self.kernel_h = int(kernel_w), int(kernel_h)
+        self.dilation_w, self.dilation_h = int(dilation_w), int(dilation_h)
+        self.stride_w, self.stride_h = int(stride_w), int(stride_h)
+        self.pad_top, self.pad_left, self.pad_value = int(pad_top), int(pad_left), float(pad_value)
+
+    def specs(self) -> list:
+        return [self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w, self.stride_h]
+
+
+def check_weight_storage(layer, x) -> None:
+    weight = layer.weight_gpu
+    if weight.scalar_size() != x.scalar_size():
+        raise GpuError(f"{layer.type}: weights were uploaded with {weight.scalar_size()}-byte scalars but the "
+                       f"input has {x.scalar_size()}-byte ones (use_fp16_storage changed after load_model?)")
+
+
+def conv_input_planes(x, cmd, opt, flat: bool, type_name: str):
+    """(tensor, Plane) reading `x` as ncnn's convolutions do: 1-D is one row (or, for
+    `flat`, a column of channels), 2-D one channel, 4-D with depth 1 its (c, h, w) plane."""
+    if x.dims == 1:
+        n = x.w * x.elempack  # a 1-D tensor is the same bytes in either packing
+        return x, (Plane(n, 1, 1, 1, 1) if flat else Plane(1, 1, n, n, 1))
+    if x.dims == 2:
+        x = as_pack1(x, cmd, opt)
+        return x, Plane(1, x.h, x.w, x.w * x.h, 1)
+    if x.dims == 4 and x.d != 1:
+        raise ShapeError(f"{type_name} takes (c, h, w) input; got 4-D {x.numpy_shape()} with depth > 1 "
+                         "(use Convolution3D)")
+    return x, Plane(x.c * x.elempack, x.h, x.w, x.w * x.h, x.elempack)
+
+
+def conv_path(inc_g: int, outc_g: int, group: int) -> str:
+    """Which shader a (transposed) convolution takes:
+
+    'depthwise'  one input and one output channel per group: convolutiondepthwise.comp;
+    'grouped'    a few channels per group (a channel multiplier, 2 -> 1 upsampling): the same
+                 direct loop over inc_g channels (GROUPED=1), where a matrix product's tile
+                 of >= 4 output channels would mostly be padding;
+    'gemm'       everything else: convolution.comp, one matrix product per group.
+    """
+    if inc_g == 1 and outc_g == 1:
+        return "depthwise"
+    if group > 1 and outc_g < 16 and inc_g <= 16:
+        return "grouped"
+    return "gemm"
+
+
+def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, path: str,
+                deconv: bool):
+    """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
+
+    `shape` is (num_output, outh, outw), (num_output, outw) for Convolution1D or
+    (num_output,) for the flat 1x1 path; the packing axis is num_output either way.
+    """
+    num_output = shape[0]
+    outh, outw = (shape[1], shape[2]) if len(shape) == 3 else (1, shape[-1] if len(shape) == 2 else 1)
+    ep = out_elempack(num_output, opt)
+    fp16 = storage_is_fp16(x)
+    act = activation_specs(layer.activation_type, layer.activation_params)
+    bias = layer.bias_gpu
+    if path == "grouped":
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, outw * outh, num_output,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value,
+            plane.channels // layer.group, num_output // layer.group, plane.elempack, ep]
+        lx = min(16, pow2_ceil(outw))
+        ly = min(max(1, 64 // lx), pow2_ceil(outh))
+        lz = min(max(1, 64 // (lx * ly)), pow2_ceil(num_output))
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, (lx, ly, lz),
+                                   {"PACK4": 0, "DECONV": int(deconv), "GROUPED": 1})
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, num_output))
+        return top
+    if path == "depthwise":
+        if plane.elempack != ep:  # depthwise keeps channels in place: input and output pack alike
+            x = cmd.vkdev.convert_packing(x, ep, cmd, opt)
+            plane = Plane(plane.channels, plane.h, plane.w, plane.cstep, ep)
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        items = num_output // ep
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, outw * outh, items,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value]
+        lx = min(16, pow2_ceil(outw))
+        ly = min(max(1, 64 // lx), pow2_ceil(outh))
+        lz = min(max(1, 64 // (lx * ly)), pow2_ceil(items))
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, (lx, ly, lz),
+                                   {"PACK4": int(ep == 4), "DECONV": int(deconv), "GROUPED": 0})
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
+        return top
+    top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+    group = layer.group
+    m, n = num_output // group, outw * outh
+    specs = geometry.specs() + [int(bias is not None)] + act + [
+        plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, outw * outh, ep,
+        plane.channels // group, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
+    parallel = parallel_target(cmd.vkdev)
+    inc_g = plane.channels // group
+    k = inc_g * geometry.kernel_w * geometry.kernel_h
+    if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, n, k):
+        tiles = -(-n // 64) * -(-m // 64) * group
+        slices = split_k(tiles, k, parallel, min_slice=128)
+        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices], (128, 1, 1))
+        grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
+    else:
+        lx, ly, tm = conv_tile(m, n, parallel)
+        tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
+        slices = split_k(tiles, k, parallel)
+        pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices], (lx, ly, 1),
+                                   {"DECONV": int(deconv), "TM": tm})
+        grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
+    workspace = None
+    if slices > 1:
+        workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
+    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace], [], grid)
+    if workspace is not None:
+        reduce = cached_pipeline(layer, "convolution_reduce", fp16,
+                                 [slices, int(bias is not None)] + act + [n, num_output, ep], (64, 4, 1))
+        cmd.record_pipeline(reduce, [workspace, top, bias], [], (n, num_output, 1))
+        workspace.release()  # back to the pool: the recorder orders any reuse after these reads
+    return top
+
+
+TENSOR_CORE_MIN_MACS = 1 << 25
+
+
+def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
+    """convolution_coopmat.comp for this fp16 product (m x k weights, k x n columns)?
+
+    Where the device multiplies 16x16x16 fp16 tiles natively with 32-wide subgroups
+    (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds. Measured on the
+    H200: the tensor cores pay off on large products (VGG's 3x3 layers: vgg16 2.84 ->
+    2.25 ms); on small ones they gained nothing (mobilenet_v2, whose 1x1 products are
+    7-11 M multiply-adds: 1.13 ms with them on tensor cores, 1.12 ms with this threshold),
+    so those keep the scalar kernel. VKNCNN_COOPMAT=0 turns them off (to compare)."""
+    info = vkdev.info
+    return (m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS
+            and info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
+            and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
+
+
+def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
+    """How many slices of K to sum separately (split-K) when the tiles alone cannot keep
+    `parallel` workgroups busy: deep layers on small images (512 channels at 7x7 make 8
+    tiles). Each slice keeps at least `min_slice` of K (4 chunks of 16 for the scalar
+    kernel; 4 chunks of 32 for the tensor-core one: measured on the H200, slices of 128
+    instead of 256 took resnet50 from 2.04 to 1.71 ms, googlenet from 2.18 to 1.80 ms);
+    at most 16 slices."""
+    if parallel <= 1 or tiles >= parallel // 2 or k < 2 * min_slice:
+        return 1
+    return max(1, min(16, -(-parallel // tiles), k // min_slice))
+
+
+def conv_tile(m: int, n: int, parallel: int = 1) -> tuple[int, int, int]:
+    """(lx, ly, TM) for convolution.comp: tiles of TM*ly output channels x 4*lx pixels.
+
+    On a CPU device (parallel 1) with enough output channels each invocation keeps 8 of them
+    (TM=8): every value it reads from shared memory then feeds twice the multiply-adds
+    (measured: a third faster on lavapipe). On a GPU TM=8 was slower (H200): TM=4 there."""
+    if parallel <= 1 and m >= 32:
+        ly = min(8, pow2_ceil(-(-m // 8)))
+        return max(4, min(pow2_ceil(-(-n // 4)), 32, 256 // ly)), ly, 8
+    lx, ly = gemm_tile(m, n)
+    return lx, ly, 4
