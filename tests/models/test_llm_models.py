@@ -67,3 +67,15 @@ def test_llm_decoder_prefill_matches_ncnn(name):
     ours, ref = _run_both(name)
     assert ours.shape == ref.shape == (SEQLEN, LLM_MODELS[name][0])
     assert rel_err(ours, ref) <= 1e-3
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", [pytest.param(n, marks=() if n == "qwen2.5_0.5b" else pytest.mark.slow)
+                                  for n in LLM_MODELS])
+def test_llm_decoder_prefill_on_gpu_matches_ncnn(name):
+    """The same prefill on the Vulkan path (fp32 storage) against real ncnn on the CPU."""
+    if ncnn is None:
+        pytest.skip("real ncnn not installed")
+    ours, ref = _run_both(name, gpu=True)
+    assert ours.shape == ref.shape == (SEQLEN, LLM_MODELS[name][0])
+    assert rel_err(ours, ref) <= 1e-3
