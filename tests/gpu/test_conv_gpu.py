@@ -209,6 +209,29 @@ def test_gpu_tiling_and_split_k(monkeypatch, type_name, outc, inc, k, group, ext
     check(type_name, params, weights, [rand(*shape, seed=5)])
 
 
+@pytest.mark.parametrize("type_name,outc,inc,k,group,extra,shape", [
+    ("Convolution", 16, 8, 3, 1, {4: 1, 9: 1}, (8, 9, 11)),                 # K = 72: 3 chunks, pack4 out
+    ("Convolution", 70, 8, 3, 1, {3: 2, 4: -233, 9: 2, 10: [0.1]}, (8, 13, 10)),  # ragged tiles, pack1 out
+    ("Convolution", 24, 16, 5, 1, {2: 2, 4: 3, 18: 0.5, 9: 3, 10: [-0.3, 0.4]}, (16, 12, 12)),
+    ("ConvolutionDepthWise", 32, 32, 3, 2, {4: 1, 9: 4}, (32, 17, 15)),     # 2 groups of 16
+    ("Convolution", 128, 64, 3, 1, {4: 1, 9: 6, 10: [0.2, 0.5]}, (64, 9, 9)),   # split-K
+    ("ConvolutionDepthWise", 48, 48, 3, 3, {4: 1}, (48, 6, 7)),             # 16 channels per group
+])
+def test_tensor_core_kernel_on_small_layers(monkeypatch, type_name, outc, inc, k, group, extra, shape):
+    """convolution_coopmat.comp on small layers (its size threshold lowered to 0, split-K
+    as on a big GPU). Where the device has no cooperative matrices (lavapipe) the scalar
+    kernel runs instead and this is one more grid; on the H200 it covers the tensor-core
+    kernel's edges: a last partial chunk, ragged tiles, pack1 output, pads, groups, split-K.
+    (The kernel needs K >= 64, at least 16 output channels per group and a multiple of 4
+    input channels per group: every case here qualifies.)"""
+    import vkncnn.gpu.conv as gpu_conv
+
+    monkeypatch.setattr(gpu_conv, "TENSOR_CORE_MIN_MACS", 0)
+    monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
+    params, weights = conv_case(type_name, outc, inc, k, group=group, extra=extra)
+    check(type_name, params, weights, [rand(*shape, seed=7)])
+
+
 def test_innerproduct_weight_slices(monkeypatch):
     """Weights larger than the device's storage-buffer range are cut into row slices."""
     from vkncnn.gpu.gpu_info import GpuInfo
