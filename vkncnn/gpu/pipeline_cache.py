@@ -67,7 +67,6 @@ class DiskPipelineCache:
         ffi, lib = vk.ffi, vk.lib
         self.vkdev = vkdev
         self.path = cache_path(vkdev.info) if enabled() else None
-        self.loaded_bytes = 0
         self._dirty = False
         self._lock = threading.Lock()
         initial = read_payload(self.path, vkdev.info) if self.path is not None else None
