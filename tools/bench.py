@@ -146,8 +146,9 @@ def time_interleaved(runners, x: np.ndarray, loops: int, block: int, settle_s: f
     Interleaving keeps both runtimes under the same machine state (speeds move 2x between
     runs on the shared machines here). How finely depends on the device:
     - CPU: in blocks, each after `settle_s` of quiet. A runtime's idle worker threads keep
-      spinning for a while after it returns (OpenMP's blocktime, 20 ms in ncnn; OpenBLAS),
-      stealing cores from whoever runs next.
+      spinning for a while after it returns (OpenMP's, and numpy's OpenBLAS for ~0.1 s or
+      more), stealing cores from whoever runs next. Measured on 2 cores: ncnn's mobilenet
+      took 13.9 ms after 50 ms of quiet, 6.6 ms after 250 ms, 6.4 ms after 600 ms.
     - GPU: loop by loop, no pause. An idle GPU drops its clock within milliseconds (the
       H200 idles at 345 MHz, boosts to 1980): with 50 ms pauses resnet18 took us 2.64 ms and
       ncnn 3.82 ms, loop by loop 1.05 and 2.03 ms. Keeping the GPU busy measures both at
@@ -220,7 +221,7 @@ def main(argv=None) -> int:
     ap.add_argument("--block", type=int, help="timed loops per runner before switching "
                     "(default: 5 on the CPU, 1 on the GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
-                    "runtime's threads sleep (default: 50 on the CPU, 0 on the GPU)")
+                    "runtime's threads sleep (default: 300 on the CPU, 0 on the GPU)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     prec = ap.add_mutually_exclusive_group()
     prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
@@ -235,7 +236,7 @@ def main(argv=None) -> int:
     if args.warmup_s is None:
         args.warmup_s = 2.0 if args.gpu else 0.0
     if args.settle_ms is None:
-        args.settle_ms = 0.0 if args.gpu else 50.0
+        args.settle_ms = 0.0 if args.gpu else 300.0
     if args.threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     results = []
