@@ -25,6 +25,7 @@ import weakref
 
 from ..errors import GpuError
 from .gpu_info import TYPE_CPU, GpuInfo
+from .lifetime import RefCounted
 from .vk import check, cstrings, vk
 
 __all__ = ["GpuInfo", "VulkanDevice"]
@@ -42,7 +43,7 @@ def _device_extensions(info: GpuInfo) -> list[str]:
     return [e for e in wanted if info.support_extension(e)]
 
 
-class VulkanDevice:
+class VulkanDevice(RefCounted):
     """A logical device on one physical device (ncnn's VulkanDevice)."""
 
     def __init__(self, instance, info: GpuInfo, index: int) -> None:
@@ -50,9 +51,7 @@ class VulkanDevice:
         self.instance = instance
         self.info = info
         self.index = index
-        self.users = 0
-        self.retired = False
-        self.destroyed = False
+        self._init_refcount()
         self.queue_lock = threading.Lock()
         self._spin_wait = info.type() != TYPE_CPU
         self._disk_pipelines = None  # DiskPipelineCache, made with the first pipeline
@@ -237,24 +236,7 @@ class VulkanDevice:
         while status(self.handle, fence) == vk.VK_NOT_READY and time.perf_counter() < deadline:
             pass
 
-    # -- lifetime ---------------------------------------------------------------------------
-    def retain(self) -> None:
-        from .instance import _lock
-        with _lock:
-            self.users += 1
-
-    def release_ref(self) -> None:
-        from .instance import _lock
-        with _lock:
-            self.users -= 1
-            self._maybe_destroy()
-
-    def retire(self) -> None:
-        from .instance import _lock
-        with _lock:
-            self.retired = True
-            self._maybe_destroy()
-
+    # -- pipeline cache on disk --------------------------------------------------------------
     def vk_pipeline_cache(self):
         """The VkPipelineCache handle every pipeline is created through (seeded from disk)."""
         with self.cache_lock:
@@ -268,10 +250,7 @@ class VulkanDevice:
         if self._disk_pipelines is not None and not self.destroyed:
             self._disk_pipelines.save()
 
-    def _maybe_destroy(self) -> None:
-        if self.retired and self.users <= 0 and not self.destroyed:
-            self._destroy()
-
+    # -- lifetime (retain / release_ref / retire: lifetime.RefCounted) ----------------------
     def _destroy(self) -> None:
         ffi, lib = vk.ffi, vk.lib
         lib.vkDeviceWaitIdle(self.handle)

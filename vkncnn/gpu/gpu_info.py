@@ -216,9 +216,6 @@ class GpuInfo:
         also need the Vulkan memory model)."""
         return self._coopmat_feature and self._memory_model
 
-    def support_vulkan_memory_model(self) -> bool:
-        return self._memory_model
-
     def cooperative_matrix_shapes(self) -> frozenset:
         """Subgroup-scope (M, N, K, A/B type, C/result type) the device multiplies natively,
         types as 'f16' / 'f32' / ... e.g. (16, 16, 16, 'f16', 'f32') on NVIDIA."""

@@ -23,17 +23,17 @@ import json
 import os
 import sys
 import tempfile
-import threading
 
 from ..errors import GpuError
 from .gpu_info import GpuInfo
+from .lifetime import RefCounted
+from .lifetime import lock as _lock  # shared with the devices' reference counts
 from .vk import check, cstrings, vk
 
 _VALIDATION_LAYER = "VK_LAYER_KHRONOS_validation"
 _API_1_1 = (1 << 22) | (1 << 12)
 _API_1_3 = (1 << 22) | (3 << 12)
 
-_lock = threading.RLock()
 _instance: GpuInstance | None = None
 _last_error: str | None = None
 _messages: list[str] = []
@@ -52,14 +52,12 @@ def validation_requested() -> bool:
     return os.environ.get("VKNCNN_VALIDATION", "").strip().lower() in ("1", "true", "yes", "on")
 
 
-class GpuInstance:
+class GpuInstance(RefCounted):
     """A VkInstance, its sorted device infos, and the logical devices made from them."""
 
     def __init__(self, driver_path: str | None = None) -> None:
         ffi, lib = vk.ffi, vk.lib
-        self.users = 0
-        self.retired = False
-        self.destroyed = False
+        self._init_refcount()
         self.devices: dict = {}
         self.messenger = None
         self._callback = None
@@ -123,7 +121,7 @@ class GpuInstance:
             physical = _enumerate_physical_devices(self.handle)
             infos = [GpuInfo(pd, self.api_version, self.handle) for pd in physical]
         except BaseException:
-            self._destroy_handles()
+            self._destroy()
             raise
         self.infos = order_devices(infos)
 
@@ -136,29 +134,12 @@ class GpuInstance:
         check(create(self.handle, info, ffi.NULL, out), "vkCreateDebugUtilsMessengerEXT")
         self.messenger = out[0]
 
-    # -- reference counting ------------------------------------------------------------------
-    def retain(self) -> None:
-        with _lock:
-            self.users += 1
+    # -- lifetime (retain / release_ref / retire: lifetime.RefCounted) ----------------------
+    def _on_retire(self) -> None:
+        for dev in list(self.devices.values()):
+            dev.retire()
 
-    def release_ref(self) -> None:
-        with _lock:
-            self.users -= 1
-            self._maybe_destroy()
-
-    def retire(self) -> None:
-        """Destroy now if nothing uses the instance, else when its last device goes."""
-        with _lock:
-            self.retired = True
-            for dev in list(self.devices.values()):
-                dev.retire()
-            self._maybe_destroy()
-
-    def _maybe_destroy(self) -> None:
-        if self.retired and self.users <= 0 and not self.destroyed:
-            self._destroy_handles()
-
-    def _destroy_handles(self) -> None:
+    def _destroy(self) -> None:
         self.destroyed = True
         if self.messenger is not None:
             self._destroy_messenger(self.handle, self.messenger, vk.ffi.NULL)

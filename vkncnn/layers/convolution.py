@@ -45,6 +45,36 @@ def load_window_params(layer, pd) -> None:
     layer.pad_bottom = pd.get(16, layer.pad_top)
 
 
+def check_window_params(layer) -> None:
+    """What every 2-D (de)convolution needs of its params (shared with Deconvolution)."""
+    if layer.num_output <= 0:
+        raise ParamError(f"num_output (0) must be positive, got {layer.num_output}")
+    if layer.group <= 0 or layer.num_output % layer.group:
+        raise ParamError(f"num_output {layer.num_output} is not divisible by group {layer.group}")
+    for name in ("stride_w", "stride_h", "dilation_w", "dilation_h"):
+        if getattr(layer, name) <= 0:
+            raise ParamError(f"{name} must be positive, got {getattr(layer, name)}")
+    if not 0 <= layer.activation_type <= 6:
+        raise ParamError(f"activation_type (9) must be 0-6, got {layer.activation_type}")
+    pads = (layer.pad_left, layer.pad_right, layer.pad_top, layer.pad_bottom)
+    if max(pads) > 0 and min(pads) < 0:
+        # ncnn fails (-100) on a SAME pad among explicit ones and corrupts memory on other negatives
+        raise ParamError(f"pads (4/15/14/16) {pads} mix positive and negative values")
+
+
+def check_weight_size(layer) -> None:
+    """A positive kernel and a weight_data_size that num_output * kernel area divides
+    (weights given as blobs, dynamic_weight, are checked when they arrive)."""
+    if layer.dynamic_weight:
+        return
+    if layer.kernel_w <= 0 or layer.kernel_h <= 0:
+        raise ParamError(f"kernel must be positive, got {layer.kernel_w}x{layer.kernel_h}")
+    per_input = layer.num_output * layer.kernel_w * layer.kernel_h
+    if layer.weight_data_size <= 0 or layer.weight_data_size % per_input:
+        raise ParamError(f"weight_data_size (6) {layer.weight_data_size} is not a positive multiple "
+                         f"of num_output*kernel_w*kernel_h = {per_input}")
+
+
 @register_layer("Convolution")
 class Convolution(Layer):
     # a 1-D input to a 1x1 kernel runs as InnerProduct (Convolution only, not its subclasses)
@@ -81,27 +111,9 @@ class Convolution(Layer):
         return 1
 
     def _check_params(self) -> None:
-        if self.num_output <= 0:
-            raise ParamError(f"num_output (0) must be positive, got {self.num_output}")
-        if self.group <= 0 or self.num_output % self.group:
-            raise ParamError(f"num_output {self.num_output} is not divisible by group {self.group}")
-        for name in ("stride_w", "stride_h", "dilation_w", "dilation_h"):
-            if getattr(self, name) <= 0:
-                raise ParamError(f"{name} must be positive, got {getattr(self, name)}")
-        if not 0 <= self.activation_type <= 6:
-            raise ParamError(f"activation_type (9) must be 0-6, got {self.activation_type}")
+        check_window_params(self)
         self.support_int8_storage = bool(self.int8_scale_term)
-        if max(self.pads) > 0 and min(self.pads) < 0:
-            # ncnn fails (-100) on a SAME pad among explicit ones and corrupts memory on other negatives
-            raise ParamError(f"pads (4/15/14/16) {self.pads} mix positive and negative values")
-        if self.dynamic_weight:
-            return
-        if self.kernel_w <= 0 or self.kernel_h <= 0:
-            raise ParamError(f"kernel must be positive, got {self.kernel_w}x{self.kernel_h}")
-        per_input = self.num_output * self.kernel_w * self.kernel_h
-        if self.weight_data_size <= 0 or self.weight_data_size % per_input:
-            raise ParamError(f"weight_data_size (6) {self.weight_data_size} is not a positive multiple "
-                             f"of num_output*kernel_w*kernel_h = {per_input}")
+        check_weight_size(self)
 
     @property
     def pads(self) -> tuple[int, int, int, int]:

@@ -24,7 +24,7 @@ from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_input_plane
 from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
-from .convolution import load_window_params
+from .convolution import check_weight_size, check_window_params, load_window_params
 
 
 @register_layer("Deconvolution")
@@ -60,28 +60,10 @@ class Deconvolution(Layer):
         return 1
 
     def _check_params(self) -> None:
-        if self.num_output <= 0:
-            raise ParamError(f"num_output (0) must be positive, got {self.num_output}")
-        if self.group <= 0 or self.num_output % self.group:
-            raise ParamError(f"num_output {self.num_output} is not divisible by group {self.group}")
-        for name in ("stride_w", "stride_h", "dilation_w", "dilation_h"):
-            if getattr(self, name) <= 0:
-                raise ParamError(f"{name} must be positive, got {getattr(self, name)}")
-        pads = (self.pad_left, self.pad_right, self.pad_top, self.pad_bottom)
-        if max(pads) > 0 and min(pads) < 0:
-            raise ParamError(f"pads (4/15/14/16) {pads} mix positive and negative values")
+        check_window_params(self)
         if self.output_pad_right < 0 or self.output_pad_bottom < 0:
             raise ParamError("output_pad_right/bottom (18/19) must not be negative")
-        if not 0 <= self.activation_type <= 6:
-            raise ParamError(f"activation_type (9) must be 0-6, got {self.activation_type}")
-        if self.dynamic_weight:
-            return
-        if self.kernel_w <= 0 or self.kernel_h <= 0:
-            raise ParamError(f"kernel must be positive, got {self.kernel_w}x{self.kernel_h}")
-        per_input = self.num_output * self.kernel_w * self.kernel_h
-        if self.weight_data_size <= 0 or self.weight_data_size % per_input:
-            raise ParamError(f"weight_data_size (6) {self.weight_data_size} is not a positive multiple "
-                             f"of num_output*kernel_w*kernel_h = {per_input}")
+        check_weight_size(self)
 
     def load_model(self, mb) -> int:
         if self.dynamic_weight:
