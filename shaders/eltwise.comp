@@ -5,9 +5,13 @@
 // 0 prod (a * b), 1 sum (a*coeff_a + b*coeff_b), 2 max. N inputs are folded left by the
 // layer: (((x0 op x1) op x2) ...), passing coeff_a = 1 after the first step.
 // The operands share one shape and layout, so the buffers are walked flat:
-// PACK4=0 over n scalars, PACK4=1 over n vec4.
+// PACK4=0 over n scalars, PACK4=1 over n vec4. An activation (a ReLU right after the
+// Eltwise, fused by the planner) applies to the result of the last fold.
 
 layout (constant_id = 0) const int op_type = 1;
+layout (constant_id = 1) const int activation_type = 0;
+layout (constant_id = 2) const float activation_param_0 = 0;
+layout (constant_id = 3) const float activation_param_1 = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -18,6 +22,7 @@ layout (binding = 2) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
 #define afpT afpvec4
 #define load(buf, i) buffer_ld4(buf, i)
 #define store(buf, i, v) buffer_st4(buf, i, v)
+#define activation_T activation_afpvec4
 #else
 layout (binding = 0) readonly buffer a_blob { sfp a_blob_data[]; };
 layout (binding = 1) readonly buffer b_blob { sfp b_blob_data[]; };
@@ -25,7 +30,10 @@ layout (binding = 2) writeonly buffer top_blob { sfp top_blob_data[]; };
 #define afpT afp
 #define load(buf, i) buffer_ld1(buf, i)
 #define store(buf, i, v) buffer_st1(buf, i, v)
+#define activation_T activation_afp
 #endif
+
+#include "activation.comp"
 
 layout (push_constant) uniform parameter
 {
@@ -50,5 +58,5 @@ void main()
         y = a * afp(p.coeff_a) + b * afp(p.coeff_b);
     else
         y = max(a, b);
-    store(top_blob_data, gi, y);
+    store(top_blob_data, gi, activation_T(y, activation_type, activation_param_0, activation_param_1));
 }

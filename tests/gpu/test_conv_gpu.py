@@ -204,6 +204,7 @@ def test_gpu_tiling_and_split_k(monkeypatch, type_name, outc, inc, k, group, ext
     import vkncnn.gpu.conv as gpu_conv
 
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
+    monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 0)  # the tiled kernel, not the direct one
     assert gpu_conv.split_k(8, 4608, 1024) == 16 and gpu_conv.split_k(600, 4608, 1024) == 1
     params, weights = conv_case(type_name, outc, inc, k, group=group, extra=extra)
     check(type_name, params, weights, [rand(*shape, seed=5)])
@@ -227,18 +228,66 @@ def test_tensor_core_kernel_on_small_layers(monkeypatch, type_name, outc, inc, k
     import vkncnn.gpu.conv as gpu_conv
 
     monkeypatch.setattr(gpu_conv, "TENSOR_CORE_MIN_MACS", 0)
+    monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 0)
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
     params, weights = conv_case(type_name, outc, inc, k, group=group, extra=extra)
     check(type_name, params, weights, [rand(*shape, seed=7)])
 
 
-def test_innerproduct_weight_slices(monkeypatch):
-    """Weights larger than the device's storage-buffer range are cut into row slices."""
+@pytest.mark.parametrize("parallel", [2, 64, 1024])
+@pytest.mark.parametrize("type_name,outc,inc,k,group,extra,shape", [
+    ("Convolution", 16, 8, 1, 1, {9: 1}, (8, 9, 11)),                       # 1x1
+    ("Convolution", 64, 128, 1, 1, {5: 0, 9: 2, 10: [0.1]}, (128, 7, 7)),  # long K, no bias
+    ("Convolution", 24, 16, 3, 1, {4: 1, 9: 3, 10: [-0.3, 0.4]}, (16, 13, 10)),
+    ("Convolution", 12, 8, 3, 1, {3: 2, 4: -233, 9: 6, 10: [0.2, 0.5]}, (8, 13, 10)),  # SAME, stride 2
+    ("Convolution", 8, 4, 5, 1, {2: 2, 4: 3, 18: -0.5, 9: 4}, (4, 12, 12)),  # dilation, pad value
+    ("Convolution", 8, 12, 3, 1, {3: 2, 13: 1, 14: 1, 15: 2, 16: 0, 9: 5}, (12, 9, 8)),  # asymmetric
+    ("ConvolutionDepthWise", 32, 16, 3, 2, {4: 1, 9: 1}, (16, 17, 15)),   # 2 groups: 8 -> 16
+    ("ConvolutionDepthWise", 64, 64, 3, 4, {4: 1, 9: 2}, (64, 6, 5)),      # 4 groups of 16
+])
+def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, extra, shape):
+    """convolution_direct.comp (pack4 in and out) on every geometry, with the (PX, lz) choices
+    of small and large GPUs: `parallel` 2 gives 4 pixels per invocation, 1024 splits K."""
+    import vkncnn.gpu.conv as gpu_conv
+
+    monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: parallel)
+    monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 1 << 40)
+    shaders = []
+    make = gpu_conv.cached_pipeline
+    monkeypatch.setattr(gpu_conv, "cached_pipeline", lambda layer, shader, *a, **kw: (
+        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    params, weights = conv_case(type_name, outc, inc, k, group=group, extra=extra)
+    check(type_name, params, weights, [rand(*shape, seed=9)])
+    assert "convolution_direct" in shaders
+
+
+def test_direct_tile_choices():
+    """Many pixels: 4 per invocation; few: 1 per invocation and K split inside the workgroup."""
+    from vkncnn.gpu.conv import direct_tile
+
+    assert direct_tile(24, 112 * 112, 4, 1024) == (2, 256, 1)  # 150 K invocations already
+    assert direct_tile(256, 56 * 56, 16, 1024) == (4, 256, 1)
+    assert direct_tile(16, 55 * 55, 36, 1024) == (2, 32, 8)     # K split 8 ways, 4+ steps each
+    px, lx, lz = direct_tile(128, 49, 512, 1024)                # 512 -> 512 channels at 7x7
+    assert px == 1 and lz == 16 and lx * lz <= 256
+
+
+@pytest.mark.parametrize("inc", [64, 66])
+def test_innerproduct_weight_slices(monkeypatch, inc):
+    """Weights larger than the device's storage-buffer range are cut into row slices; one
+    input vector with a multiple of 4 inputs takes the vec4 matrix-vector kernel, any other
+    length gemm.comp's scalar one."""
+    import vkncnn.gpu.gemm as gpu_gemm
     from vkncnn.gpu.gpu_info import GpuInfo
 
     monkeypatch.setattr(GpuInfo, "max_storage_buffer_range", lambda self: 4096)
-    params = {0: 40, 1: 1, 2: 40 * 64, 9: 1}
-    check("InnerProduct", params, [(rand(40 * 64), True), rand(40)], [rand(64, seed=1)])
+    shaders = []
+    make = gpu_gemm.cached_pipeline
+    monkeypatch.setattr(gpu_gemm, "cached_pipeline", lambda layer, shader, *a, **kw: (
+        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    params = {0: 40, 1: 1, 2: 40 * inc, 9: 1}
+    check("InnerProduct", params, [(rand(40 * inc), True), rand(40)], [rand(inc, seed=1)])
+    assert ("innerproduct_gemv" in shaders) == (inc % 4 == 0)
 
 
 # -- Gemm -----------------------------------------------------------------------------------

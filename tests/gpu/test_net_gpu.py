@@ -269,3 +269,35 @@ TimesTwo t 1 1 x2 z
         np.testing.assert_allclose(y, np.where(x < 0, 0.5 * x, x), rtol=1e-2, atol=1e-3)
         np.testing.assert_allclose(z, 2 * x, rtol=1e-2, atol=1e-3)
     assert net.gpu.plans_recorded == 2 and net.gpu.plans_replayed == 6
+
+
+RESIDUAL = """7767517
+5 6
+Input in 0 1 x
+Split sp 1 2 x x1 x2
+ReLU pre 1 1 x1 a 0=0.1
+Eltwise add 2 1 a x2 s 0=1
+ReLU post 1 1 s y 0={slope}
+"""
+
+
+@pytest.mark.parametrize("slope", [0.0, 0.25])
+def test_relu_after_eltwise_is_fused_and_the_sum_stays_extractable(monkeypatch, slope):
+    """The planner folds `post` into the Eltwise's dispatch (one dispatch fewer); the
+    un-activated sum `s` is never stored, so extracting it afterwards computes it afresh."""
+    from vkncnn.gpu.runtime import GpuExtractorState
+
+    x = np.random.default_rng(1).uniform(-1, 1, (8, 5, 6)).astype(np.float32)
+    s = np.where(x < 0, 0.1 * x, x) + x
+    y = np.where(s < 0, slope * s, s)
+    counts = []
+    for fuse in (True, False):
+        if not fuse:
+            monkeypatch.setattr(GpuExtractorState, "_activation_fusions", lambda self, schedule, target: {})
+        net = _net(RESIDUAL.replace("{slope}", str(slope)), use_fp16_storage=False)
+        with net.create_extractor() as ex:
+            ex.input("x", vkncnn.Mat(x))
+            np.testing.assert_allclose(ex.extract("y")[1].numpy(), y, rtol=1e-6, atol=1e-6)
+            counts.append(ex._gpu.plans[0].cmd.dispatch_count)
+            np.testing.assert_allclose(ex.extract("s")[1].numpy(), s, rtol=1e-6, atol=1e-6)
+    assert counts[0] == counts[1] - 1

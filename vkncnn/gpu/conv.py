@@ -101,6 +101,20 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     fp16 = storage_is_fp16(x)
     act = activation_specs(layer.activation_type, layer.activation_params)
     bias = layer.bias_gpu
+    group = layer.group
+    inc_g, m, n = plane.channels // group, num_output // group, outw * outh
+    k = inc_g * geometry.kernel_w * geometry.kernel_h
+    if (path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
+            and m % 4 == 0 and use_direct_kernel(cmd.vkdev, m, n, k)):
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(cmd.vkdev))
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value]
+        pipeline = cached_pipeline(layer, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
+        grid = (-(-n // (lx * px)) * lx, m // 4, group * lz)
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], grid)
+        return top
     if path == "grouped":
         top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
         specs = geometry.specs() + [int(bias is not None)] + act + [
@@ -131,14 +145,10 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
         return top
     top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
-    group = layer.group
-    m, n = num_output // group, outw * outh
     specs = geometry.specs() + [int(bias is not None)] + act + [
         plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, outw * outh, ep,
         plane.channels // group, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
     parallel = parallel_target(cmd.vkdev)
-    inc_g = plane.channels // group
-    k = inc_g * geometry.kernel_w * geometry.kernel_h
     if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, n, k):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
@@ -164,6 +174,38 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
 
 
 TENSOR_CORE_MIN_MACS = 1 << 25
+DIRECT_MAX_MACS = 1 << 26
+
+
+def use_direct_kernel(vkdev, m: int, n: int, k: int) -> bool:
+    """convolution_direct.comp for this product (pack4 in and out, whole items per group)?
+
+    On GPUs, for products below DIRECT_MAX_MACS multiply-adds: there the tiled kernels are
+    bound by the latency of their K loop, not by arithmetic. Measured on the H200 (whole
+    models, alone, fp16; tiled kernels only -> direct below 2^26): squeezenet 0.62 -> 0.43 ms,
+    mobilenet_v2 0.74 -> 0.48, shufflenet_v2 1.07 -> 0.74, googlenet 1.48 -> 1.00, resnet50
+    1.36 -> 1.30. A threshold of 2^24 or 2^25 was slower on resnet50 and googlenet; 2^27 took
+    resnet18's 115 M multiply-add 3x3 layers off the tensor cores and lost (0.72 -> 1.29 ms)."""
+    return parallel_target(vkdev) > 1 and m * n * k < DIRECT_MAX_MACS
+
+
+def direct_tile(items: int, n: int, steps: int, parallel: int) -> tuple[int, int, int]:
+    """(PX, lx, lz) for convolution_direct.comp: `items` output items (all groups), `n`
+    pixels, `steps` = K / 4 loop steps. The aim is enough invocations to hide memory
+    latency (parallel * 128 of them): 4 pixels per invocation where that still leaves
+    enough, else 2 (1 on tiny images), then the K loop split over up to 16 invocations of
+    a workgroup while each keeps at least 4 steps."""
+    target = parallel * 128
+    if -(-n // 4) * items >= target:
+        px = 4
+    else:
+        px = 2 if n >= 128 else 1
+    invocations = -(-n // px) * items
+    lz = 1
+    while lz < 16 and invocations * lz < target and steps // (2 * lz) >= 4:
+        lz *= 2
+    lx = max(1, min(256 // lz, pow2_ceil(-(-n // px))))
+    return px, lx, lz
 
 
 def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:

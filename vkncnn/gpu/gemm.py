@@ -68,3 +68,18 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         [float(alpha), float(beta)]
     cmd.record_pipeline(pipeline, [a.mat, b.mat, c.mat if c is not None else None, out.mat], constants,
                         global_size)
+
+
+def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
+                activation=(0, 0.0, 0.0)) -> None:
+    """top[row_offset + r] = act(dot(weight[r], x) + bias[row_offset + r]) for every row r of
+    `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
+    (shaders/innerproduct_gemv.comp: vec4 loads, 32 invocations per row)."""
+    rows = weight.numpy_shape()[0]
+    lx, ly = 32, 8
+    specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset]
+    pipeline = cached_pipeline(layer, "innerproduct_gemv", fp16, specs, (lx, ly, 1))
+    groups = -(-rows // ly)
+    gx = min(groups, 32768)
+    cmd.record_pipeline(pipeline, [x, weight, bias, top], [], (gx * lx, -(-groups // gx) * ly, 1))
+

@@ -290,23 +290,32 @@ class GpuExtractorState:
             return lambda: d.array
 
         schedule = self.ex._schedule(target, available=lambda bi: bi in device or bi in host)
+        fused = self._activation_fusions(schedule, target)
         if self.netgpu.profile:
             from .timestamps import LayerTimer
             plan.timer = LayerTimer(vkdev, len(schedule) + 2)
             plan.timer.start(cmd)
+        folded = set(fused.values())
         for li in schedule:
             layer = net._layers[li]
-            if self.netgpu.gpu_layer(layer):
+            if li in folded:
+                pass  # an activation already applied by the layer before it
+            elif self.netgpu.gpu_layer(layer):
                 bottoms = [on_device(bi, _wanted_elempack(layer, host.get(bi), device.get(bi), opt))
                            for bi in layer.bottoms]
+                activation = net._layers[fused[li]] if li in fused else None
                 try:
-                    tops = layer.forward_gpu(bottoms, cmd, opt)
+                    if activation is None:
+                        tops = layer.forward_gpu(bottoms, cmd, opt)
+                    else:
+                        tops = layer.forward_gpu_activated(bottoms, cmd, opt, activation.activation_spec())
                 except Error as e:
                     raise type(e)(f"layer {layer.name!r} ({layer.type}) on GPU: {e}") from None
                 if len(tops) != len(layer.tops):
                     raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, "
                                      f"expected {len(layer.tops)}")
-                for bi, v in zip(layer.tops, tops):
+                # a fused layer's own top never exists on its own: only the activation's does
+                for bi, v in zip(activation.tops if activation is not None else layer.tops, tops):
                     device[bi] = v
                     owned.add(bi)
                 if plan.timer is not None:
@@ -323,6 +332,30 @@ class GpuExtractorState:
             plan.download = _SlotView(host_slots[target])
         plan.device_blobs = {bi: v for bi, v in device.items() if bi in owned}
         return plan
+
+    def _activation_fusions(self, schedule: list, target: int) -> dict:
+        """{layer index: index of the activation folded into it} for this plan.
+
+        A GPU layer that can apply an activation itself (forward_gpu_activated, e.g. Eltwise)
+        takes the ReLU after it when that ReLU is the only reader of its output and the
+        output is not the blob asked for: one dispatch and one barrier fewer (resnets have
+        one such pair per residual block). The intermediate blob is then never stored, so a
+        later extract of it records a plan of its own that computes it."""
+        net, fused = self.netgpu.net, {}
+        scheduled = set(schedule)
+        for li in schedule:
+            layer = net._layers[li]
+            if not (hasattr(layer, "forward_gpu_activated") and self.netgpu.gpu_layer(layer)
+                    and len(layer.tops) == 1 and layer.tops[0] != target):
+                continue
+            readers = net._blobs[layer.tops[0]].consumers
+            if len(readers) != 1 or readers[0] not in scheduled:
+                continue
+            act = net._layers[readers[0]]
+            if (hasattr(act, "activation_spec") and self.netgpu.gpu_layer(act) and len(act.tops) == 1
+                    and act.tops[0] != layer.tops[0]):
+                fused[li] = readers[0]
+        return fused
 
     def _record_cpu_layer(self, layer, cmd, on_host, host, host_slots) -> None:
         from .command import HostSlot

@@ -54,3 +54,9 @@ class Eltwise(Layer):
     def forward_gpu(self, bottoms, cmd, opt):
         self.check_inputs([b.numpy_shape() for b in bottoms])
         return [self.gpu_op.forward(bottoms, cmd, opt)]
+
+    def forward_gpu_activated(self, bottoms, cmd, opt, activation: list):
+        """forward_gpu and then `activation` (type, p0, p1), in the same dispatch: the GPU
+        planner folds a ReLU that alone reads this Eltwise's output into it."""
+        self.check_inputs([b.numpy_shape() for b in bottoms])
+        return [self.gpu_op.forward(bottoms, cmd, opt, activation)]

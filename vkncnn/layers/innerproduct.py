@@ -18,7 +18,7 @@ from vkncnn.cpu_fallback import conv, gemm
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.blas import BlasThreads
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.gemm import GemmOperand, record_gemm
+from vkncnn.gpu.gemm import GemmOperand, record_gemm, record_gemv
 from vkncnn.gpu.layer_pipelines import (
     activation_specs,
     as_pack1,
@@ -149,6 +149,10 @@ class InnerProduct(Layer):
                                         cmd.blob_allocator(opt))
             out = GemmOperand(top, 0, 1)
         act = activation_specs(self.activation_type, self.activation_params)
+        if m == 1 and self.num_input % 4 == 0 and a.s_row == 0:
+            for n0, weight in self.weight_gpu:  # one vector: a matrix-vector product at memory speed
+                record_gemv(self, cmd, fp16, x, weight, self.bias_gpu, top, n0, self.num_input, act)
+            return [top]
         for n0, weight in self.weight_gpu:
             rows = weight.numpy_shape()[0]
             bias = GemmOperand(self.bias_gpu, 0, 1, off=n0) if self.bias_gpu is not None else None

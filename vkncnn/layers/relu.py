@@ -19,3 +19,7 @@ class ReLU(UnaryLayer):
 
     def gpu_params(self) -> tuple:
         return (self.slope,)
+
+    def activation_spec(self) -> list:
+        """This ReLU as a fused activation (activation.comp's type, p0, p1) of the layer before."""
+        return [1, 0.0, 0.0] if self.slope == 0 else [2, float(self.slope), 0.0]

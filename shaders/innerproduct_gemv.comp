@@ -1,0 +1,64 @@
+#version 450
+
+// InnerProduct of one input vector: y[n] = act(dot(W[n], x) + bias[n]), W stored as rows
+// of K contiguous scalars. Such a layer reads every weight exactly once (VGG's fc6: 103 M
+// of them), so it runs at the speed of memory or not at all: each row is read by lx
+// invocations side by side, one vec4 each per step (a whole subgroup reads one contiguous
+// run of the row), and the lx partial sums meet in shared memory. ly rows per workgroup.
+// (gemm.comp's matrix-vector mode reads scalars and serves any strides; this one needs
+// K % 4 == 0 and a contiguous input, as every flattened blob is.)
+
+layout (constant_id = 0) const int activation_type = 0;
+layout (constant_id = 1) const float activation_param_0 = 0;
+layout (constant_id = 2) const float activation_param_1 = 0;
+layout (constant_id = 3) const int bias_term = 0;
+layout (constant_id = 4) const int K4 = 1;          // input length / 4
+layout (constant_id = 5) const int rows = 1;        // rows of this weight slice
+layout (constant_id = 6) const int row_offset = 0;  // the slice's first output (bias and output index)
+
+layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
+
+layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; };
+layout (binding = 1) readonly buffer weight_blob { sfpvec4 weight_data[]; };
+layout (binding = 2) readonly buffer bias_blob { sfp bias_data[]; };
+layout (binding = 3) writeonly buffer top_blob { sfp top_blob_data[]; };
+
+#include "activation.comp"
+
+shared float partial[256];
+
+void main()
+{
+    const int lx = int(gl_WorkGroupSize.x);
+    const int tx = int(gl_LocalInvocationID.x);
+    const int ty = int(gl_LocalInvocationID.y);
+    // rows over a 2-D grid of workgroups: more than 65535 of them fit
+    const int group = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
+    const int row = group * int(gl_WorkGroupSize.y) + ty;
+
+    vec4 acc = vec4(0.f);
+    if (row < rows)
+    {
+        const int base = row * K4;
+        for (int k4 = tx; k4 < K4; k4 += lx)
+            acc += vec4(buffer_ld4(weight_data, base + k4)) * vec4(buffer_ld4(bottom_blob_data, k4));
+    }
+    const int slot = ty * lx + tx;
+    partial[slot] = acc.x + acc.y + acc.z + acc.w;
+    barrier();
+    for (int s = lx / 2; s > 0; s /= 2)
+    {
+        if (tx < s)
+            partial[slot] += partial[slot + s];
+        barrier();
+    }
+    if (tx == 0 && row < rows)
+    {
+        const int n = row_offset + row;
+        afp v = afp(partial[slot]);
+        if (bias_term == 1)
+            v += buffer_ld1(bias_data, n);
+        v = activation_afp(v, activation_type, activation_param_0, activation_param_1);
+        buffer_st1(top_blob_data, n, v);
+    }
+}
