@@ -53,9 +53,21 @@ const float PI = 3.14159265358979324;
 
 float nan_value() { return uintBitsToFloat(0x7fc00000u); }
 
+#include "divide.comp"
+
 afp div_(afp x, afp y)
 {
-    return (abs(y) < afp(FLT_MIN) || isinf(y)) ? afp(nan_value()) : x / y;
+    return (abs(y) < afp(FLT_MIN) || isinf(y)) ? afp(nan_value()) : divide(x, y);
+}
+
+// floor(x / y); a quotient too small for a normal float may come out 0 (GPUs that flush
+// subnormals: NVIDIA), and its floor is still -1 when the signs differ
+afp floor_div_(afp x, afp y)
+{
+    const afp q = div_(x, y);
+    if (q == afp(0.f) && x != afp(0.f) && (x < afp(0.f)) != (y < afp(0.f)))
+        return afp(-1.f);
+    return floor(q);
 }
 
 afp pow_(afp x, afp y)
@@ -165,8 +177,8 @@ afp binary_op(afp x, afp y)
     if (op_type == 12) return fmod_(x, y);
     if (op_type == 13) return fmod_(y, x);
     if (op_type == 14) return logaddexp_(x, y);
-    if (op_type == 15) return floor(div_(x, y));
-    if (op_type == 16) return floor(div_(y, x));
+    if (op_type == 15) return floor_div_(x, y);
+    if (op_type == 16) return floor_div_(y, x);
     if (op_type == 17) return remainder_(x, y);
     return remainder_(y, x);
 }

@@ -65,6 +65,8 @@ const float LN2 = 0.69314718055994531;
 float nan_value() { return uintBitsToFloat(0x7fc00000u); }
 float inf_value() { return uintBitsToFloat(0x7f800000u); }
 
+#include "divide.comp"
+
 // ncnn's exp_ps / log_ps edges: exp(+inf) = 2.4e38, log(x <= 0) = nan, log argument clamped
 afp exp_ps(afp x) { return exp(min(x, afp(EXP_ARG_MAX))); }
 afp log_ps(afp x) { return x > afp(0.f) ? log(clamp(x, afp(FLT_MIN), afp(FLT_MAX))) : afp(nan_value()); }
@@ -221,7 +223,7 @@ afp activation(afp x)
         return x;
     if (op == OP_RELU) return x < afp(0.f) ? x * afp(p0) : x;
     if (op == OP_SIGMOID) return afp(1.f) / (afp(1.f) + exp(-x));
-    if (op == OP_SWISH) return x / (afp(1.f) + exp_ps(-x));
+    if (op == OP_SWISH) return divide(x, afp(1.f) + exp_ps(-x));  // exp_ps(88.4) is 2.4e38
     if (op == OP_GELU) return afp(0.5f) * x * (afp(1.f) + erf_(x * afp(0.70710678f)));
     if (op == OP_GELU_FAST)
         return afp(0.5f) * x * (afp(1.f) + tanh(afp(0.79788452f) * (x + afp(0.044715f) * x * x * x)));
