@@ -56,6 +56,7 @@ layout (constant_id = 20) const int pad_top = 0;
 layout (constant_id = 21) const int pad_left = 0;
 layout (constant_id = 22) const float pad_value = 0;
 layout (constant_id = 23) const int k_slices = 1;       // split-K: partial sums to the workspace
+layout (constant_id = 24) const int residual_term = 0;  // add a same-shape blob before the activation
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -65,6 +66,7 @@ layout (binding = 2) readonly buffer weight_blob { sfp weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
 // split-K partial sums, fp32 whatever the storage: [slice][group * outc_g][N]
 layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; };
+layout (binding = 5) readonly buffer residual_blob { sfp residual_data[]; };
 
 #include "activation.comp"
 
@@ -292,8 +294,11 @@ void main()
                 const int n = n0 + tx + lx * j;
                 if (n < N)
                 {
-                    afp v = activation_afp(sum[r + j][i] + b, activation_type, activation_param_0, activation_param_1);
-                    buffer_st1(top_blob_data, o_base + n * out_elempack, v);
+                    const int o = o_base + n * out_elempack;
+                    afp v = sum[r + j][i] + b;
+                    if (residual_term == 1)
+                        v += buffer_ld1(residual_data, o);
+                    buffer_st1(top_blob_data, o, activation_afp(v, activation_type, activation_param_0, activation_param_1));
                 }
             }
         }

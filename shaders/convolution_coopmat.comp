@@ -53,6 +53,7 @@ layout (constant_id = 20) const int pad_top = 0;
 layout (constant_id = 21) const int pad_left = 0;
 layout (constant_id = 22) const float pad_value = 0;
 layout (constant_id = 23) const int k_slices = 1;
+layout (constant_id = 24) const int residual_term = 0;  // add a same-shape blob before the activation
 
 layout (local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 
@@ -62,6 +63,7 @@ layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
 layout (binding = 2) readonly buffer weight_blob { sfpvec4 weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
 layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; };
+layout (binding = 5) readonly buffer residual_blob { sfp residual_data[]; };
 
 #include "activation.comp"
 
@@ -223,8 +225,11 @@ void main()
                     continue;
                 }
                 const afp bias = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
-                const afp r = activation_afp(afp(v) + bias, activation_type, activation_param_0, activation_param_1);
-                buffer_st1(top_blob_data, (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack, r);
+                const int o = (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack;
+                afp r = afp(v) + bias;
+                if (residual_term == 1)
+                    r += buffer_ld1(residual_data, o);
+                buffer_st1(top_blob_data, o, activation_afp(r, activation_type, activation_param_0, activation_param_1));
             }
             subgroupBarrier();  // every lane has read the stage before the next fragment lands
         }

@@ -20,6 +20,8 @@
 // Weights are convolution.comp's layout, [group][outc_g][ky][kx][inc_g] (k contiguous):
 // row r of the block is weight item r * K/4 + it, four consecutive scalars of one output
 // channel. Needs inc_g and outc_g divisible by 4 (whole items per group).
+// residual_term: a blob of the output's shape is added before the activation (a residual
+// connection folded in by the planner: conv -> Eltwise sum -> ReLU in one dispatch).
 
 layout (constant_id = 0) const int kernel_w = 1;
 layout (constant_id = 1) const int kernel_h = 1;
@@ -42,6 +44,7 @@ layout (constant_id = 17) const int outc_g = 4;
 layout (constant_id = 18) const int pad_top = 0;
 layout (constant_id = 19) const int pad_left = 0;
 layout (constant_id = 20) const float pad_value = 0;
+layout (constant_id = 21) const int residual_term = 0;  // add a same-shape blob before the activation
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -49,6 +52,7 @@ layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; }
 layout (binding = 1) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
 layout (binding = 2) readonly buffer weight_blob { sfpvec4 weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfpvec4 bias_data[]; };
+layout (binding = 4) readonly buffer residual_blob { sfpvec4 residual_data[]; };
 
 #include "activation.comp"
 
@@ -129,9 +133,12 @@ void main()
         const int n = (int(gl_WorkGroupID.x) * PX + j) * lx + tx;
         if (n < N)
         {
-            const afpvec4 v = activation_afpvec4(afpvec4(sum[j] + bias), activation_type,
-                                                 activation_param_0, activation_param_1);
-            buffer_st4(top_blob_data, out_item * out_cstep + n, v);
+            const int o = out_item * out_cstep + n;
+            vec4 r = sum[j] + bias;
+            if (residual_term == 1)
+                r += vec4(buffer_ld4(residual_data, o));
+            buffer_st4(top_blob_data, o, activation_afpvec4(afpvec4(r), activation_type,
+                                                           activation_param_0, activation_param_1));
         }
     }
 }

@@ -285,7 +285,8 @@ ReLU post 1 1 s y 0={slope}
 def test_relu_after_eltwise_is_fused_and_the_sum_stays_extractable(monkeypatch, slope):
     """The planner folds `post` into the Eltwise's dispatch (one dispatch fewer); the
     un-activated sum `s` is never stored, so extracting it afterwards computes it afresh."""
-    from vkncnn.gpu.runtime import GpuExtractorState
+    import vkncnn.gpu.runtime as runtime
+    from vkncnn.gpu.fusion import Fusions
 
     x = np.random.default_rng(1).uniform(-1, 1, (8, 5, 6)).astype(np.float32)
     s = np.where(x < 0, 0.1 * x, x) + x
@@ -293,7 +294,7 @@ def test_relu_after_eltwise_is_fused_and_the_sum_stays_extractable(monkeypatch, 
     counts = []
     for fuse in (True, False):
         if not fuse:
-            monkeypatch.setattr(GpuExtractorState, "_activation_fusions", lambda self, schedule, target: {})
+            monkeypatch.setattr(runtime, "plan_fusions", lambda *args: Fusions())
         net = _net(RESIDUAL.replace("{slope}", str(slope)), use_fp16_storage=False)
         with net.create_extractor() as ex:
             ex.input("x", vkncnn.Mat(x))
@@ -301,3 +302,57 @@ def test_relu_after_eltwise_is_fused_and_the_sum_stays_extractable(monkeypatch, 
             counts.append(ex._gpu.plans[0].cmd.dispatch_count)
             np.testing.assert_allclose(ex.extract("s")[1].numpy(), s, rtol=1e-6, atol=1e-6)
     assert counts[0] == counts[1] - 1
+
+
+RESIDUAL_CONV = """7767517
+6 8
+Input in 0 1 x
+Split sp 1 2 x x1 x2
+Convolution c1 1 1 x1 a 0=16 1=3 4=1 5=1 6=2304 9=1
+Convolution c2 1 1 a b 0=16 1=3 4=1 5=1 6=2304
+Eltwise add 2 1 x2 b s 0=1
+ReLU post 1 1 s y
+"""
+
+
+@pytest.mark.parametrize("kernel", ["tiled", "direct", "split_k", "tensor_cores"])
+@pytest.mark.parametrize("fp16", [False, True])
+def test_residual_sum_and_relu_fold_into_the_convolution(monkeypatch, tmp_path, kernel, fp16):
+    """conv -> Eltwise sum -> ReLU is one dispatch (two fewer) in every convolution kernel
+    (tensor cores only where the device has them, else the tiled kernel runs again), equal
+    to the numpy path; the un-summed conv output and the sum stay extractable."""
+    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.runtime as runtime
+    from vkncnn.gpu.fusion import Fusions
+
+    if kernel != "tiled":
+        monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
+    monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 1 << 40 if kernel == "direct" else 0)
+    monkeypatch.setattr(gpu_conv, "TENSOR_CORE_MIN_MACS", 0 if kernel == "tensor_cores" else 1 << 40)
+    param = tmp_path / "res.param"
+    param.write_text(RESIDUAL_CONV)
+    weights = random_weights(str(param), seed=3, input_shapes=(16, 9, 7))
+    x = np.random.default_rng(2).uniform(-1, 1, (16, 9, 7)).astype(np.float32)
+
+    def run(gpu, blobs=("y", "b", "s")):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
+        net.load_param_mem(RESIDUAL_CONV)
+        net.load_model(weights)
+        with net.create_extractor() as ex:
+            ex.input("x", vkncnn.Mat(x))
+            out = [ex.extract(name)[1].numpy() for name in blobs]
+            dispatches = ex._gpu.plans[0].cmd.dispatch_count if gpu else 0
+        return out, dispatches
+
+    ref, _ = run(False)
+    got, fused = run(True)
+    tol = 2e-2 if fp16 else 1e-5
+    for r, g in zip(ref, got):
+        np.testing.assert_allclose(g, r, rtol=tol, atol=tol * np.abs(r).max())
+    assert (ref[0] == 0).any() and (ref[2] < 0).any()  # the ReLU and the sum both matter
+    monkeypatch.setattr(runtime, "plan_fusions", lambda *args: Fusions())
+    _, unfused = run(True, ("y",))
+    assert fused == unfused - 2
+

@@ -89,17 +89,28 @@ def conv_path(inc_g: int, outc_g: int, group: int) -> str:
 
 
 def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, path: str,
-                deconv: bool):
+                deconv: bool, residual=None, activation=None):
     """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
 
     `shape` is (num_output, outh, outw), (num_output, outw) for Convolution1D or
     (num_output,) for the flat 1x1 path; the packing axis is num_output either way.
+    `residual`: a VkMat of that shape added before the activation (path "gemm" only);
+    `activation`: (type, p0, p1) instead of the layer's own.
     """
     num_output = shape[0]
     outh, outw = (shape[1], shape[2]) if len(shape) == 3 else (1, shape[-1] if len(shape) == 2 else 1)
     ep = out_elempack(num_output, opt)
+    if residual is not None:
+        if path != "gemm" or deconv:
+            raise GpuError(f"{layer.type}: a residual input needs the matrix-product path, not {path!r}")
+        if tuple(residual.numpy_shape()) != tuple(shape):
+            raise ShapeError(f"Eltwise inputs must share one shape, got {[tuple(shape), residual.numpy_shape()]}")
+        if residual.elempack != ep:
+            residual = cmd.vkdev.convert_packing(residual, ep, cmd, opt)
+    has_residual = int(residual is not None)
     fp16 = storage_is_fp16(x)
-    act = activation_specs(layer.activation_type, layer.activation_params)
+    act = list(activation) if activation is not None else activation_specs(layer.activation_type,
+                                                                           layer.activation_params)
     bias = layer.bias_gpu
     group = layer.group
     inc_g, m, n = plane.channels // group, num_output // group, outw * outh
@@ -110,10 +121,10 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(cmd.vkdev))
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
-            geometry.pad_top, geometry.pad_left, geometry.pad_value]
+            geometry.pad_top, geometry.pad_left, geometry.pad_value, has_residual]
         pipeline = cached_pipeline(layer, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
         grid = (-(-n // (lx * px)) * lx, m // 4, group * lz)
-        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], grid)
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, residual], [], grid)
         return top
     if path == "grouped":
         top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
@@ -152,23 +163,24 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, n, k):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
-        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices], (128, 1, 1))
+        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1))
         grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
     else:
         lx, ly, tm = conv_tile(m, n, parallel)
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
         slices = split_k(tiles, k, parallel)
-        pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices], (lx, ly, 1),
+        pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
                                    {"DECONV": int(deconv), "TM": tm})
         grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
     workspace = None
     if slices > 1:
         workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
-    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace], [], grid)
+    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace, residual], [], grid)
     if workspace is not None:
         reduce = cached_pipeline(layer, "convolution_reduce", fp16,
-                                 [slices, int(bias is not None)] + act + [n, num_output, ep], (64, 4, 1))
-        cmd.record_pipeline(reduce, [workspace, top, bias], [], (n, num_output, 1))
+                                 [slices, int(bias is not None)] + act + [n, num_output, ep, has_residual],
+                                 (64, 4, 1))
+        cmd.record_pipeline(reduce, [workspace, top, bias, residual], [], (n, num_output, 1))
         workspace.release()  # back to the pool: the recorder orders any reuse after these reads
     return top
 

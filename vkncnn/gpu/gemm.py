@@ -82,4 +82,3 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     groups = -(-rows // ly)
     gx = min(groups, 32768)
     cmd.record_pipeline(pipeline, [x, weight, bias, top], [], (gx * lx, -(-groups // gx) * ly, 1))
-

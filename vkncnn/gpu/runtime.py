@@ -23,6 +23,7 @@ from collections import OrderedDict
 import numpy as np
 
 from ..errors import Error, GpuError, LayerError
+from .fusion import plan_fusions
 
 MAX_PLANS_PER_NET = 8
 
@@ -290,32 +291,27 @@ class GpuExtractorState:
             return lambda: d.array
 
         schedule = self.ex._schedule(target, available=lambda bi: bi in device or bi in host)
-        fused = self._activation_fusions(schedule, target)
+        fusions = plan_fusions(net, schedule, target, self.netgpu.gpu_layer)
         if self.netgpu.profile:
             from .timestamps import LayerTimer
             plan.timer = LayerTimer(vkdev, len(schedule) + 2)
             plan.timer.start(cmd)
-        folded = set(fused.values())
         for li in schedule:
             layer = net._layers[li]
-            if li in folded:
-                pass  # an activation already applied by the layer before it
+            if li in fusions.folded:
+                pass  # recorded inside the dispatch of the layer before it
             elif self.netgpu.gpu_layer(layer):
                 bottoms = [on_device(bi, _wanted_elempack(layer, host.get(bi), device.get(bi), opt))
                            for bi in layer.bottoms]
-                activation = net._layers[fused[li]] if li in fused else None
                 try:
-                    if activation is None:
-                        tops = layer.forward_gpu(bottoms, cmd, opt)
-                    else:
-                        tops = layer.forward_gpu_activated(bottoms, cmd, opt, activation.activation_spec())
+                    tops = self._record_gpu_layer(li, layer, bottoms, cmd, opt, fusions, on_device, host, device)
                 except Error as e:
                     raise type(e)(f"layer {layer.name!r} ({layer.type}) on GPU: {e}") from None
                 if len(tops) != len(layer.tops):
                     raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, "
                                      f"expected {len(layer.tops)}")
-                # a fused layer's own top never exists on its own: only the activation's does
-                for bi, v in zip(activation.tops if activation is not None else layer.tops, tops):
+                # a fused dispatch stores only the last folded layer's blob, never its own
+                for bi, v in zip(net._layers[fusions.output_layer(li)].tops, tops):
                     device[bi] = v
                     owned.add(bi)
                 if plan.timer is not None:
@@ -333,29 +329,17 @@ class GpuExtractorState:
         plan.device_blobs = {bi: v for bi, v in device.items() if bi in owned}
         return plan
 
-    def _activation_fusions(self, schedule: list, target: int) -> dict:
-        """{layer index: index of the activation folded into it} for this plan.
-
-        A GPU layer that can apply an activation itself (forward_gpu_activated, e.g. Eltwise)
-        takes the ReLU after it when that ReLU is the only reader of its output and the
-        output is not the blob asked for: one dispatch and one barrier fewer (resnets have
-        one such pair per residual block). The intermediate blob is then never stored, so a
-        later extract of it records a plan of its own that computes it."""
-        net, fused = self.netgpu.net, {}
-        scheduled = set(schedule)
-        for li in schedule:
-            layer = net._layers[li]
-            if not (hasattr(layer, "forward_gpu_activated") and self.netgpu.gpu_layer(layer)
-                    and len(layer.tops) == 1 and layer.tops[0] != target):
-                continue
-            readers = net._blobs[layer.tops[0]].consumers
-            if len(readers) != 1 or readers[0] not in scheduled:
-                continue
-            act = net._layers[readers[0]]
-            if (hasattr(act, "activation_spec") and self.netgpu.gpu_layer(act) and len(act.tops) == 1
-                    and act.tops[0] != layer.tops[0]):
-                fused[li] = readers[0]
-        return fused
+    def _record_gpu_layer(self, li, layer, bottoms, cmd, opt, fusions, on_device, host, device) -> list:
+        """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
+        layers = self.netgpu.net._layers
+        if li in fusions.residual:
+            eltwise, other, act = fusions.residual[li]
+            pack = _wanted_elempack(layers[eltwise], host.get(other), device.get(other), opt)
+            spec = layers[act].activation_spec() if act is not None else None
+            return layer.forward_gpu(bottoms, cmd, opt, residual=on_device(other, pack), activation=spec)
+        if li in fusions.activation:
+            return layer.forward_gpu_activated(bottoms, cmd, opt, layers[fusions.activation[li]].activation_spec())
+        return layer.forward_gpu(bottoms, cmd, opt)
 
     def _record_cpu_layer(self, layer, cmd, on_host, host, host_slots) -> None:
         from .command import HostSlot

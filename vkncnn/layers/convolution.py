@@ -309,7 +309,15 @@ class Convolution(Layer):
         self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
         return 0
 
-    def forward_gpu(self, bottoms, cmd, opt):
+    def accepts_residual(self) -> bool:
+        """Can the GPU planner fold a following Eltwise sum into this layer's dispatch
+        (forward_gpu's `residual`)? The matrix-product kernels add it before the activation,
+        so only a layer without an activation of its own qualifies."""
+        return self._gpu_path == "gemm" and self.activation_type == 0
+
+    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None):
+        """`residual` (a blob of the output's shape) is added before `activation`
+        ((type, p0, p1), replacing the layer's own, which accepts_residual requires to be none)."""
         x = bottoms[0]
         check_weight_storage(self, x)
         flat = (x.dims == 1 and self.kernel_w == 1 and self.kernel_h == 1 and self.flat_input_path)
@@ -331,4 +339,5 @@ class Convolution(Layer):
         geometry = ConvGeometry(self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w,
                                 self.stride_h, top, left, self.pad_value)
         shape = (self.num_output,) if flat else (self.num_output, outh, outw)
-        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_path, deconv=False)]
+        return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_path, deconv=False,
+                            residual=residual, activation=activation)]

@@ -1,0 +1,113 @@
+"""Which layers a GPU plan folds into the dispatch of the layer before them.
+
+Two patterns, each saving a dispatch and a barrier, both once per block of a residual net:
+
+  Eltwise -> ReLU                   the ReLU applies in the Eltwise's last fold
+                                    (the producer's forward_gpu_activated)
+  Convolution -> Eltwise sum        the other summand is added in the convolution's
+                [-> ReLU]           epilogue, then the ReLU (forward_gpu's `residual` and
+                                    `activation`), when the convolution has no activation
+                                    of its own (accepts_residual)
+
+A layer is folded into its producer only when it is that producer's only reader and the
+producer's output is not the blob asked for: that output is then never stored, so a later
+extract of it records a plan of its own, which computes it. The results are the same
+operations in the same order, minus one rounding to the storage type in fp16 storage.
+"""
+
+from __future__ import annotations
+
+
+class Fusions:
+    """The folding decisions of one plan."""
+
+    def __init__(self) -> None:
+        self.activation: dict[int, int] = {}  # producer -> the activation layer it applies
+        self.residual: dict[int, tuple] = {}  # convolution -> (Eltwise, other summand blob, activation or None)
+        self.folded: set[int] = set()         # layers recorded inside another's dispatch
+
+    def output_layer(self, li: int) -> int:
+        """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
+        if li in self.residual:
+            eltwise, _, activation = self.residual[li]
+            return activation if activation is not None else eltwise
+        return self.activation.get(li, li)
+
+
+def plan_fusions(net, schedule: list, target: int, on_gpu) -> Fusions:
+    """Fusions for recording `schedule` (layer indices, in order) towards blob `target`;
+    `on_gpu(layer)` says whether a layer runs a shader in this net."""
+    fusions = Fusions()
+    position = {li: i for i, li in enumerate(schedule)}
+    layers, blobs = net._layers, net._blobs
+
+    def sole_reader(layer):
+        """The one scheduled layer reading `layer`'s single output, when nothing else does."""
+        if len(layer.tops) != 1 or layer.tops[0] == target:
+            return None
+        readers = blobs[layer.tops[0]].consumers
+        return readers[0] if len(readers) == 1 and readers[0] in position else None
+
+    def activation_after(li):
+        """The ReLU-like layer that can be folded after layer li, or None."""
+        reader = sole_reader(layers[li])
+        if reader is None:
+            return None
+        act = layers[reader]
+        if (hasattr(act, "activation_spec") and on_gpu(act) and len(act.tops) == 1
+                and act.tops[0] != layers[li].tops[0]):
+            return reader
+        return None
+
+    for li in schedule:
+        eltwise = layers[li]
+        if li in fusions.folded or not _is_plain_sum(eltwise) or not on_gpu(eltwise):
+            continue
+        conv_li, other = _residual_producer(eltwise, li, layers, blobs, position, sole_reader, on_gpu)
+        if conv_li is not None:
+            act = activation_after(li)
+            fusions.residual[conv_li] = (li, other, act)
+            fusions.folded.add(li)
+            if act is not None:
+                fusions.folded.add(act)
+
+    for li in schedule:
+        layer = layers[li]
+        if li in fusions.folded or li in fusions.residual:
+            continue
+        if hasattr(layer, "forward_gpu_activated") and on_gpu(layer):
+            act = activation_after(li)
+            if act is not None and act not in fusions.folded:
+                fusions.activation[li] = act
+                fusions.folded.add(act)
+    return fusions
+
+
+def _is_plain_sum(layer) -> bool:
+    """An Eltwise adding exactly two different blobs with unit (or no) coefficients."""
+    if (layer.type != "Eltwise" or getattr(layer, "op_type", None) != 1 or len(layer.bottoms) != 2
+            or layer.bottoms[0] == layer.bottoms[1]):
+        return False
+    coeffs = layer.sum_coeffs()
+    return coeffs is None or all(float(c) == 1.0 for c in coeffs[:2])
+
+
+def _residual_producer(eltwise, li, layers, blobs, position, sole_reader, on_gpu):
+    """(convolution index, other summand blob) for folding `eltwise` into a convolution that
+    produces one summand, or (None, None). The other summand must exist before that
+    convolution is recorded; of two candidates the later one is taken."""
+    best = (None, None)
+    for mine, other in ((0, 1), (1, 0)):
+        bi, other_bi = eltwise.bottoms[mine], eltwise.bottoms[other]
+        conv_li = blobs[bi].producer
+        if conv_li not in position or sole_reader(layers[conv_li]) != li:
+            continue
+        conv = layers[conv_li]
+        if not (hasattr(conv, "accepts_residual") and on_gpu(conv) and conv.accepts_residual()):
+            continue
+        other_producer = blobs[other_bi].producer
+        if other_producer in position and position[other_producer] > position[conv_li]:
+            continue
+        if best[0] is None or position[conv_li] > position[best[0]]:
+            best = (conv_li, other_bi)
+    return best
