@@ -27,8 +27,8 @@ def test_shipped_spirv_declares_the_conv_interface():
     info = reflect(get_builtin_spirv("convolution_coopmat", opt, vkdev))
     assert info.local_size == (128, 1, 1) and not info.local_size_from_spec  # 4 subgroups of 32
     assert [(b.reads, b.writes) for b in info.bindings] == [
-        (True, False), (False, True), (True, False), (True, False), (False, True)]
-    assert info.spec_ids == set(range(24))  # the same constants as convolution.comp
+        (True, False), (False, True), (True, False), (True, False), (False, True), (True, False)]
+    assert info.spec_ids == set(range(25))  # the same constants as convolution.comp
 
 
 def test_device_query_is_consistent():
