@@ -115,15 +115,19 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     group = layer.group
     inc_g, m, n = plane.channels // group, num_output // group, outw * outh
     k = inc_g * geometry.kernel_w * geometry.kernel_h
-    if (path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
-            and m % 4 == 0 and use_direct_kernel(cmd.vkdev, m, n, k)):
-        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+    direct = (path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
+              and m % 4 == 0 and use_direct_kernel(cmd.vkdev, m, n, k))
+    if direct:
         px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(cmd.vkdev))
+        workgroups = (-(-n // (lx * px)), m // 4, group)
+        direct = all(g <= limit for g, limit in zip(workgroups, cmd.vkdev.info.max_workgroup_count()))
+    if direct:
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
             geometry.pad_top, geometry.pad_left, geometry.pad_value, has_residual]
         pipeline = cached_pipeline(layer, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
-        grid = (-(-n // (lx * px)) * lx, m // 4, group * lz)
+        grid = (workgroups[0] * lx, workgroups[1], workgroups[2] * lz)
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, residual], [], grid)
         return top
     if path == "grouped":
