@@ -356,3 +356,38 @@ def test_residual_sum_and_relu_fold_into_the_convolution(monkeypatch, tmp_path, 
     _, unfused = run(True, ("y",))
     assert fused == unfused - 2
 
+
+
+_NOT_FOLDED_TAIL = {
+    "the conv has an activation": ("9=1", "Eltwise add 2 1 x2 b s 0=1\nReLU post 1 1 s y\n", 5, 7),
+    "coefficients": ("", "Eltwise add 2 1 x2 b s 0=1 -23301=2,1.0,0.5\nReLU post 1 1 s y\n", 5, 7),
+    "the conv output read twice": ("", "Split sp2 1 2 b b1 b2\nEltwise add 2 1 x2 b1 s 0=1\n"
+                                       "Eltwise add2 2 1 s b2 y 0=1\n", 6, 9),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NOT_FOLDED_TAIL))
+def test_residual_sums_that_must_not_fold(monkeypatch, tmp_path, case):
+    """No residual folding where its conditions fail; the results stay the numpy path's."""
+    import vkncnn.gpu.runtime as runtime
+
+    act, tail, layers, blobs = _NOT_FOLDED_TAIL[case]
+    text = (f"7767517\n{layers} {blobs}\nInput in 0 1 x\nSplit sp 1 2 x x1 x2\n"
+            f"Convolution c2 1 1 x1 b 0=16 1=3 4=1 5=1 6=2304 {act}\n" + tail)
+    param = tmp_path / "n.param"
+    param.write_text(text)
+    weights = random_weights(str(param), seed=3, input_shapes=(16, 9, 7))
+    x = np.random.default_rng(2).uniform(-1, 1, (16, 9, 7)).astype(np.float32)
+    plans = []
+    real = runtime.plan_fusions
+    monkeypatch.setattr(runtime, "plan_fusions", lambda *a: plans.append(real(*a)) or plans[-1])
+    outs = []
+    for gpu in (False, True):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = False
+        net.load_param_mem(text)
+        net.load_model(weights)
+        outs.append(net.run({"x": x})["y"])
+    assert plans and all(not p.residual for p in plans)
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)
