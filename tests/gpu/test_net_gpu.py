@@ -39,14 +39,14 @@ ReLU r2 1 1 b y
 """
 
 
-def _net(text=MIXED, gpu=True, **opt):
+def _net(text=MIXED, gpu=True, weights=b"", **opt):
     net = vkncnn.Net()
     net.opt.use_vulkan_compute = gpu
     for k, v in opt.items():
         setattr(net.opt, k, v)
     net.register_custom_layer("TimesTwo", TimesTwo)
     net.load_param_mem(text)
-    net.load_model(b"")
+    net.load_model(weights)
     return net
 
 
@@ -335,11 +335,7 @@ def test_residual_sum_and_relu_fold_into_the_convolution(monkeypatch, tmp_path, 
     x = np.random.default_rng(2).uniform(-1, 1, (16, 9, 7)).astype(np.float32)
 
     def run(gpu, blobs=("y", "b", "s")):
-        net = vkncnn.Net()
-        net.opt.use_vulkan_compute = gpu
-        net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
-        net.load_param_mem(RESIDUAL_CONV)
-        net.load_model(weights)
+        net = _net(RESIDUAL_CONV, gpu, weights, use_fp16_storage=fp16, use_fp16_packed=fp16)
         with net.create_extractor() as ex:
             ex.input("x", vkncnn.Mat(x))
             out = [ex.extract(name)[1].numpy() for name in blobs]
@@ -381,13 +377,6 @@ def test_residual_sums_that_must_not_fold(monkeypatch, tmp_path, case):
     plans = []
     real = runtime.plan_fusions
     monkeypatch.setattr(runtime, "plan_fusions", lambda *a: plans.append(real(*a)) or plans[-1])
-    outs = []
-    for gpu in (False, True):
-        net = vkncnn.Net()
-        net.opt.use_vulkan_compute = gpu
-        net.opt.use_fp16_storage = False
-        net.load_param_mem(text)
-        net.load_model(weights)
-        outs.append(net.run({"x": x})["y"])
+    outs = [_net(text, gpu, weights, use_fp16_storage=False).run({"x": x})["y"] for gpu in (False, True)]
     assert plans and all(not p.residual for p in plans)
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-5, atol=1e-5)

@@ -115,13 +115,11 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     group = layer.group
     inc_g, m, n = plane.channels // group, num_output // group, outw * outh
     k = inc_g * geometry.kernel_w * geometry.kernel_h
-    direct = (path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
-              and m % 4 == 0 and use_direct_kernel(cmd.vkdev, m, n, k))
-    if direct:
-        px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(cmd.vkdev))
-        workgroups = (-(-n // (lx * px)), m // 4, group)
-        direct = all(g <= limit for g, limit in zip(workgroups, cmd.vkdev.info.max_workgroup_count()))
-    if direct:
+    direct = None
+    if path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0 and m % 4 == 0:
+        direct = direct_launch(cmd.vkdev, group, m, n, k)
+    if direct is not None:
+        px, lx, lz, workgroups = direct
         top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
@@ -161,8 +159,8 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         return top
     top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
     specs = geometry.specs() + [int(bias is not None)] + act + [
-        plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, outw * outh, ep,
-        plane.channels // group, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
+        plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, n, ep,
+        inc_g, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
     parallel = parallel_target(cmd.vkdev)
     if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, n, k):
         tiles = -(-n // 64) * -(-m // 64) * group
@@ -203,6 +201,19 @@ def use_direct_kernel(vkdev, m: int, n: int, k: int) -> bool:
     1.36 -> 1.30. A threshold of 2^24 or 2^25 was slower on resnet50 and googlenet; 2^27 took
     resnet18's 115 M multiply-add 3x3 layers off the tensor cores and lost (0.72 -> 1.29 ms)."""
     return parallel_target(vkdev) > 1 and m * n * k < DIRECT_MAX_MACS
+
+
+def direct_launch(vkdev, group: int, m: int, n: int, k: int):
+    """(PX, lx, lz, workgroups) for convolution_direct.comp on this product, or None where the
+    kernel is not the one to use (use_direct_kernel) or its grid exceeds the device's
+    workgroup counts."""
+    if not use_direct_kernel(vkdev, m, n, k):
+        return None
+    px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(vkdev))
+    workgroups = (-(-n // (lx * px)), m // 4, group)
+    if any(g > limit for g, limit in zip(workgroups, vkdev.info.max_workgroup_count())):
+        return None
+    return px, lx, lz, workgroups
 
 
 def direct_tile(items: int, n: int, steps: int, parallel: int) -> tuple[int, int, int]:

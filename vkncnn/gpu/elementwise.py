@@ -256,13 +256,14 @@ class BinaryGpu:
 class EltwiseGpu:
     """Eltwise through eltwise.comp: N same-shape inputs folded two at a time."""
 
+    NO_ACTIVATION = (0, 0.0, 0.0)
+
     def __init__(self, vkdev, opt, op_type: int, coeffs=None) -> None:
         self.vkdev = vkdev
         self.op_type = int(op_type)
         self.coeffs = None if coeffs is None or len(coeffs) == 0 else [float(c) for c in coeffs]
-        self.variants = ShaderVariants(vkdev, "eltwise", [self.op_type, 0, 0.0, 0.0])
-        self.variants.prepare(opt)
-        self._activated: dict[tuple, ShaderVariants] = {}
+        self._variants: dict[tuple, ShaderVariants] = {}  # by the activation of the fold
+        self._with_activation(self.NO_ACTIVATION).prepare(opt)
 
     def forward(self, bottoms: list, cmd, opt, activation=None) -> VkMat:
         """The Eltwise of `bottoms`; `activation` (type, p0, p1) fused into its last fold."""
@@ -271,10 +272,11 @@ class EltwiseGpu:
                 for m in bottoms]
         coeff = self.coeffs or [1.0] * len(mats)
         acc = mats[0]
-        last = self._with_activation(activation) if activation is not None else self.variants
+        plain = self._with_activation(self.NO_ACTIVATION)
+        last = self._with_activation(activation or self.NO_ACTIVATION)
         for i, m in enumerate(mats[1:], start=1):
             top = VkMat.create_like(first, cmd.blob_allocator(opt))
-            variants = last if i == len(mats) - 1 else self.variants
+            variants = last if i == len(mats) - 1 else plain
             _flat_dispatch(cmd, variants, [acc, m, top], [coeff[0] if i == 1 else 1.0, coeff[i]], first)
             if acc is not mats[0]:
                 acc.release()  # an intermediate sum: its buffer goes back to the pool
@@ -283,7 +285,7 @@ class EltwiseGpu:
 
     def _with_activation(self, activation) -> ShaderVariants:
         key = tuple(activation)
-        variants = self._activated.get(key)
+        variants = self._variants.get(key)
         if variants is None:
-            variants = self._activated[key] = ShaderVariants(self.vkdev, "eltwise", [self.op_type, *key])
+            variants = self._variants[key] = ShaderVariants(self.vkdev, "eltwise", [self.op_type, *key])
         return variants

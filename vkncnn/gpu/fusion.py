@@ -3,7 +3,7 @@
 Two patterns, each saving a dispatch and a barrier, both once per block of a residual net:
 
   Eltwise -> ReLU                   the ReLU applies in the Eltwise's last fold
-                                    (the producer's forward_gpu_activated)
+                                    (forward_gpu's `activation`, takes_gpu_activation)
   Convolution -> Eltwise sum        the other summand is added in the convolution's
                 [-> ReLU]           epilogue, then the ReLU (forward_gpu's `residual` and
                                     `activation`), when the convolution has no activation
@@ -75,7 +75,7 @@ def plan_fusions(net, schedule: list, target: int, on_gpu) -> Fusions:
         layer = layers[li]
         if li in fusions.folded or li in fusions.residual:
             continue
-        if hasattr(layer, "forward_gpu_activated") and on_gpu(layer):
+        if getattr(layer, "takes_gpu_activation", False) and on_gpu(layer):
             act = activation_after(li)
             if act is not None and act not in fusions.folded:
                 fusions.activation[li] = act

@@ -338,7 +338,7 @@ class GpuExtractorState:
             spec = layers[act].activation_spec() if act is not None else None
             return layer.forward_gpu(bottoms, cmd, opt, residual=on_device(other, pack), activation=spec)
         if li in fusions.activation:
-            return layer.forward_gpu_activated(bottoms, cmd, opt, layers[fusions.activation[li]].activation_spec())
+            return layer.forward_gpu(bottoms, cmd, opt, activation=layers[fusions.activation[li]].activation_spec())
         return layer.forward_gpu(bottoms, cmd, opt)
 
     def _record_cpu_layer(self, layer, cmd, on_host, host, host_slots) -> None:

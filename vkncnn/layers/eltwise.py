@@ -51,12 +51,10 @@ class Eltwise(Layer):
             self.gpu_op = elementwise.EltwiseGpu(self.vkdev, opt, self.op_type, self.sum_coeffs())
         return 0
 
-    def forward_gpu(self, bottoms, cmd, opt):
-        self.check_inputs([b.numpy_shape() for b in bottoms])
-        return [self.gpu_op.forward(bottoms, cmd, opt)]
+    # the GPU planner may fold a ReLU that alone reads this layer's output into its dispatch
+    takes_gpu_activation = True
 
-    def forward_gpu_activated(self, bottoms, cmd, opt, activation: list):
-        """forward_gpu and then `activation` (type, p0, p1), in the same dispatch: the GPU
-        planner folds a ReLU that alone reads this Eltwise's output into it."""
+    def forward_gpu(self, bottoms, cmd, opt, activation=None):
+        """`activation` (type, p0, p1): applied in the same dispatch (a folded ReLU)."""
         self.check_inputs([b.numpy_shape() for b in bottoms])
         return [self.gpu_op.forward(bottoms, cmd, opt, activation)]
