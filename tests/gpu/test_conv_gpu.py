@@ -261,6 +261,51 @@ def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, ex
     assert "convolution_direct" in shaders
 
 
+@pytest.mark.parametrize("parallel", [1, 1024])
+@pytest.mark.parametrize("outc,inc,extra,shape", [
+    (12, 8, {4: 1, 9: 1}, (8, 9, 11)),                       # odd output: partial last tiles
+    (8, 16, {4: 0, 9: 2, 10: [0.1]}, (16, 7, 6)),            # no padding: 5x4 output
+    (4, 4, {4: 2, 18: 0.5, 9: 3, 10: [-0.3, 0.4]}, (4, 5, 5)),  # wide pads of a pad value
+    (16, 8, {15: 0, 14: 1, 16: 2, 13: 1, 5: 0}, (8, 10, 9)),  # asymmetric pads, no bias
+    (8, 8, {4: -233, 9: 4}, (8, 6, 7)),                      # SAME padding
+    (64, 32, {4: 1, 9: 1}, (32, 12, 12)),                    # long products: split-K / tiles
+])
+def test_winograd(monkeypatch, parallel, outc, inc, extra, shape):
+    """The Winograd F(2x2, 3x3) path (gpu/winograd.py: input transform, grouped product,
+    output transform) on every pad form, against the numpy path; `parallel` 1024 gives the
+    product a large GPU's kernels (split-K, direct). The path must really run."""
+    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.winograd as gpu_winograd
+
+    monkeypatch.setattr(gpu_winograd, "winograd_device", lambda vkdev: True)
+    monkeypatch.setattr(gpu_winograd, "WINOGRAD_MIN_MACS", 0)
+    monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: parallel)
+    shaders = []
+    make = gpu_winograd.cached_pipeline
+    monkeypatch.setattr(gpu_winograd, "cached_pipeline", lambda layer, shader, *a, **kw: (
+        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    params, weights = conv_case("Convolution", outc, inc, 3, extra=extra)
+    check("Convolution", params, weights, [rand(*shape, seed=11)])
+    assert "winograd23_output" in shaders
+
+
+def test_winograd_weights_compute_the_convolution():
+    """U = G g G^T with the transforms the shaders hard-code gives a 3x3 correlation."""
+    from vkncnn.gpu.winograd import winograd_weights
+
+    rng = np.random.default_rng(3)
+    g = rng.standard_normal((2, 3, 3, 3))
+    d = rng.standard_normal((3, 4, 4))
+    bt = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], float)
+    at = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], float)
+    u = winograd_weights(g, 2, 3).reshape(4, 4, 2, 3)
+    v = np.einsum("ai,cij,bj->abc", bt, d, bt)
+    y = np.einsum("ia,aboc,abc,jb->oij", at, u, v, at)
+    direct = np.array([[[np.sum(d[:, i:i + 3, j:j + 3] * g[o]) for j in range(2)] for i in range(2)]
+                       for o in range(2)])
+    np.testing.assert_allclose(y, direct, rtol=1e-5, atol=1e-5)
+
+
 def test_direct_tile_choices():
     """Many pixels: 4 per invocation; few: 1 per invocation and K split inside the workgroup."""
     from vkncnn.gpu.conv import direct_tile

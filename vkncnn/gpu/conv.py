@@ -18,6 +18,7 @@ from .layer_pipelines import (
     storage_is_fp16,
 )
 from .vkmat import VkMat
+from .winograd import record_winograd, use_winograd
 
 
 class Plane:
@@ -89,13 +90,15 @@ def conv_path(inc_g: int, outc_g: int, group: int) -> str:
 
 
 def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, path: str,
-                deconv: bool, residual=None, activation=None):
+                deconv: bool, residual=None, activation=None, allow_direct: bool = True):
     """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
 
     `shape` is (num_output, outh, outw), (num_output, outw) for Convolution1D or
     (num_output,) for the flat 1x1 path; the packing axis is num_output either way.
     `residual`: a VkMat of that shape added before the activation (path "gemm" only);
-    `activation`: (type, p0, p1) instead of the layer's own.
+    `activation`: (type, p0, p1) instead of the layer's own. A 3x3 stride-1 layer may take
+    the Winograd path (gpu/winograd.py), whose product comes back here with `allow_direct`
+    off.
     """
     num_output = shape[0]
     outh, outw = (shape[1], shape[2]) if len(shape) == 3 else (1, shape[-1] if len(shape) == 2 else 1)
@@ -115,8 +118,12 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     group = layer.group
     inc_g, m, n = plane.channels // group, num_output // group, outw * outh
     k = inc_g * geometry.kernel_w * geometry.kernel_h
+    if (path == "gemm" and not deconv and getattr(layer, "winograd_allocator", None) is not None
+            and plane.elempack == 4 and ep == 4 and len(shape) == 3 and use_winograd(cmd.vkdev, m, n, k)):
+        return record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual)
     direct = None
-    if path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0 and m % 4 == 0:
+    if (allow_direct and path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
+            and m % 4 == 0):
         direct = direct_launch(cmd.vkdev, group, m, n, k)
     if direct is not None:
         px, lx, lz, workgroups = direct

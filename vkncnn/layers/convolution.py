@@ -25,6 +25,7 @@ from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.conv_kernels import ConvKernel
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu import winograd
 from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_input_planes, conv_path, record_conv
 from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
@@ -288,6 +289,8 @@ class Convolution(Layer):
 
     def destroy_pipeline(self, opt) -> int:
         forget_pipelines(self)
+        if getattr(self, "winograd_product", None) is not None:
+            forget_pipelines(self.winograd_product)
         return 0
 
     @property
@@ -307,6 +310,14 @@ class Convolution(Layer):
             weight = self.weight_mat.reshape(self.group, -1, self.num_input_g, taps).transpose(0, 1, 3, 2)
         self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
         self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        # a plan may take the Winograd path (gpu/winograd.py), which uploads its own weights
+        # into the same allocator on first use
+        self.winograd_product = None
+        self.winograd_allocator = None
+        if (path == "gemm" and winograd.winograd_device(cmd.vkdev)
+                and winograd.winograd_shape_ok((self.kernel_h, self.kernel_w), self._stride, self._dilation,
+                                               self.group, self.num_input_g, self.num_output)):
+            self.winograd_allocator = opt.blob_vkallocator
         return 0
 
     def accepts_residual(self) -> bool:
