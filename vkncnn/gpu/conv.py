@@ -14,6 +14,7 @@ from .layer_pipelines import (
     cached_pipeline,
     out_elempack,
     parallel_target,
+    plane_local_size,
     pow2_ceil,
     storage_is_fp16,
 )
@@ -141,10 +142,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             plane.w, plane.h, plane.cstep, outw, outh, outw * outh, num_output,
             geometry.pad_top, geometry.pad_left, geometry.pad_value,
             plane.channels // layer.group, num_output // layer.group, plane.elempack, ep]
-        lx = min(16, pow2_ceil(outw))
-        ly = min(max(1, 64 // lx), pow2_ceil(outh))
-        lz = min(max(1, 64 // (lx * ly)), pow2_ceil(num_output))
-        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, (lx, ly, lz),
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, plane_local_size(outw, outh, num_output),
                                    {"PACK4": 0, "DECONV": int(deconv), "GROUPED": 1})
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, num_output))
         return top
@@ -157,10 +155,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, outw * outh, items,
             geometry.pad_top, geometry.pad_left, geometry.pad_value]
-        lx = min(16, pow2_ceil(outw))
-        ly = min(max(1, 64 // lx), pow2_ceil(outh))
-        lz = min(max(1, 64 // (lx * ly)), pow2_ceil(items))
-        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, (lx, ly, lz),
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, plane_local_size(outw, outh, items),
                                    {"PACK4": int(ep == 4), "DECONV": int(deconv), "GROUPED": 0})
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
         return top

@@ -80,3 +80,12 @@ def parallel_target(vkdev) -> int:
 
 def pow2_ceil(n: int) -> int:
     return 1 << max(int(n) - 1, 0).bit_length()
+
+
+def plane_local_size(x: int, y: int, z: int) -> tuple:
+    """A local size of ~64 invocations for a (width, height, items) grid: up to 16 along a row,
+    then rows, then items, never wider than the grid itself."""
+    lx = min(16, pow2_ceil(x))
+    ly = min(max(1, 64 // lx), pow2_ceil(y))
+    lz = min(max(1, 64 // (lx * ly)), pow2_ceil(z))
+    return lx, ly, lz

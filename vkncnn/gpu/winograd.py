@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .layer_pipelines import cached_pipeline, parallel_target, pow2_ceil, storage_is_fp16
+from .layer_pipelines import cached_pipeline, parallel_target, plane_local_size, storage_is_fp16
 from .vkmat import VkMat
 
 # the filter transform of F(2, 3) (Lavin & Gray): U = G g G^T
@@ -114,8 +114,7 @@ def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, resid
     v = VkMat.for_numpy_shape((FREQUENCIES * inc, tiles_h, tiles_w), 4, x.scalar_size(), allocator)
     specs = [plane.w, plane.h, plane.cstep, inc // 4, tiles_w, tiles_h, v.cstep,
              geometry.pad_top, geometry.pad_left, geometry.pad_value]
-    local = _local_size(tiles_w, tiles_h, inc // 4)
-    pipeline = cached_pipeline(layer, "winograd23_input", fp16, specs, local)
+    pipeline = cached_pipeline(layer, "winograd23_input", fp16, specs, plane_local_size(tiles_w, tiles_h, inc // 4))
     cmd.record_pipeline(pipeline, [x, v], [], (tiles_w, tiles_h, inc // 4))
 
     identity = ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0)
@@ -130,15 +129,8 @@ def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, resid
     top = VkMat.for_numpy_shape(shape, 4, x.scalar_size(), allocator)
     specs = [int(bias is not None)] + act + [tiles_w, tiles_h, products.cstep, outc // 4, outw, outh, top.cstep,
                                              int(residual is not None)]
-    local = _local_size(tiles_w, tiles_h, outc // 4)
-    pipeline = cached_pipeline(layer, "winograd23_output", fp16, specs, local)
+    pipeline = cached_pipeline(layer, "winograd23_output", fp16, specs, plane_local_size(tiles_w, tiles_h, outc // 4))
     cmd.record_pipeline(pipeline, [products, top, bias, residual], [], (tiles_w, tiles_h, outc // 4))
     products.release()
     return top
 
-
-def _local_size(x: int, y: int, z: int) -> tuple:
-    lx = min(16, pow2_ceil(x))
-    ly = min(max(1, 64 // lx), pow2_ceil(y))
-    lz = min(max(1, 64 // (lx * ly)), pow2_ceil(z))
-    return lx, ly, lz
