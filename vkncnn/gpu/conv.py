@@ -91,15 +91,15 @@ def conv_path(inc_g: int, outc_g: int, group: int) -> str:
 
 
 def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, path: str,
-                deconv: bool, residual=None, activation=None, allow_direct: bool = True):
+                deconv: bool, residual=None, activation=None, batched: bool = False):
     """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
 
     `shape` is (num_output, outh, outw), (num_output, outw) for Convolution1D or
     (num_output,) for the flat 1x1 path; the packing axis is num_output either way.
     `residual`: a VkMat of that shape added before the activation (path "gemm" only);
     `activation`: (type, p0, p1) instead of the layer's own. A 3x3 stride-1 layer may take
-    the Winograd path (gpu/winograd.py), whose product comes back here with `allow_direct`
-    off.
+    the Winograd path (gpu/winograd.py), whose products come back here `batched`: groups
+    that are one batch of products, judged as a whole when picking the kernel.
     """
     num_output = shape[0]
     outh, outw = (shape[1], shape[2]) if len(shape) == 3 else (1, shape[-1] if len(shape) == 2 else 1)
@@ -123,7 +123,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             and plane.elempack == 4 and ep == 4 and len(shape) == 3 and use_winograd(cmd.vkdev, m, n, k)):
         return record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual)
     direct = None
-    if (allow_direct and path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
+    if (not batched and path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
             and m % 4 == 0):
         direct = direct_launch(cmd.vkdev, group, m, n, k)
     if direct is not None:
@@ -164,7 +164,9 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, n, ep,
         inc_g, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
     parallel = parallel_target(cmd.vkdev)
-    if not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and use_tensor_cores(cmd.vkdev, m, n, k):
+    products = group if batched else 1  # products judged together (their m*n*k summed)
+    if (not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0
+            and use_tensor_cores(cmd.vkdev, m, n * products, k)):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
         pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1))

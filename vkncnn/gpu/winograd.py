@@ -118,12 +118,12 @@ def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, resid
     cmd.record_pipeline(pipeline, [x, v], [], (tiles_w, tiles_h, inc // 4))
 
     identity = ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0)
-    # the direct kernel's threshold is per group, and at 16 groups of up to 2^26 multiply-adds
-    # the tensor cores or tiles do better (H200, vgg16: 1.35 ms instead of 1.71)
+    # judged as one batch: the kernel thresholds are per group, and 16 groups of a direct-
+    # kernel size are a tensor-core size (H200, vgg16: 1.35 ms instead of 1.71 on the direct kernel)
     products = record_conv(winograd_product(layer, cmd.vkdev), cmd, opt, v,
                            Plane(FREQUENCIES * inc, tiles_h, tiles_w, v.cstep, 4),
                            (FREQUENCIES * outc, tiles_h, tiles_w), identity, "gemm", deconv=False,
-                           allow_direct=False)
+                           batched=True)
     v.release()  # back to the pool: the recorder orders any reuse after these reads
 
     top = VkMat.for_numpy_shape(shape, 4, x.scalar_size(), allocator)
