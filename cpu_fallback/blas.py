@@ -1,21 +1,26 @@
 """How many BLAS threads a matrix product gets.
 
-The extractor gives BLAS opt.num_threads for the whole forward pass. A second
-thread pays only for large products: each parallel call has to wake the other
-thread and wait for it, which costs little on an idle machine but up to a
-scheduler time slice when that core is busy (a second process, or another
-runtime's spinning worker threads). So small products run on the calling thread
-and only those of at least PARALLEL_MACS multiply-adds use the full count.
+The extractor gives BLAS opt.num_threads for the whole forward pass (fewer while
+other processes keep CPUs busy: vkncnn/blas_threads.py). A second thread pays only
+for large products: each parallel call has to wake the other thread and wait for it,
+which costs little on an idle machine but up to a scheduler time slice when that
+core is busy. So small products run on the calling thread and only those of at
+least PARALLEL_MACS multiply-adds use the full count.
 """
 
 from __future__ import annotations
 
 from vkncnn import blas_threads
 
-# measured on the benchmark models with 2 cores, interleaved with another runtime
-# whose idle threads spin: from 8M to 30M the small models got 10-25% faster and the
-# large ones stayed within noise; never threading cost resnet50 10%
-PARALLEL_MACS = 30_000_000
+# measured on the benchmark models with 2 cores, interleaved with real ncnn in settled
+# blocks as `vkncnn bench` runs them (300 ms of quiet before each block, so neither
+# runtime's idle threads still spin): from 30M down to 2M MobileNetV2, SqueezeNet and
+# ShuffleNetV2 got 18-20% faster, MobileNetV3 and GoogLeNet 13%, ResNet-18 2%; 1M was
+# within noise of 2M. A core kept busy by another process stalls every threaded call
+# (SqueezeNet, another process busy on one core: 52.5 ms from 2M, 22.6 ms from 30M), so
+# vkncnn.blas_threads.update_load_cap then holds BLAS to one thread for the pass (a
+# busy loop on one core: SqueezeNet 12.4 ms, against 21.1 ms with 30M and no cap).
+PARALLEL_MACS = 2_000_000
 
 
 class BlasThreads:
@@ -39,7 +44,7 @@ class BlasThreads:
 def _use(n: int) -> None:
     # set_blas_threads asks the OS for the CPU count on every call (a syscall): skip it
     # when the count already in force is the one wanted
-    if blas_threads._current != min(n, _CPUS):
+    if blas_threads._current != max(1, min(n, _CPUS, blas_threads._cap)):
         blas_threads.set_blas_threads(n)
 
 

@@ -1,29 +1,43 @@
-"""Depthwise convolution (one input channel per output channel) as vectorised multiply-adds.
+"""Depthwise convolution (one input channel per output channel) as one np.einsum over
+channels-last rows.
 
 A depthwise 3x3 has 9 multiply-adds per output: far too few for a matrix product to
-pay for building its im2col matrix, so the work is a multiply-add over a whole block
-of outputs per kernel tap. numpy then runs at memory speed, so what matters is (1)
-every operand being a contiguous run of floats, (2) nothing allocated per tap, and
-(3) the blocks staying in the L2 cache. Two layouts give that:
+pay for building its im2col matrix, so the work is a multiply-add per kernel tap over
+whole rows of outputs. numpy has no fused multiply-add ufunc, but np.einsum's
+contiguous sum-of-products loop is one: out[k] += a[k] * b[k] in a single pass, with
+no temporary. The layout makes every operand of that loop one long contiguous run:
 
-- planar, (c, h, w), for large planes. The padded plane is flattened; output (y, x)
-  is computed at flat index y*Wq + x of the padded-width grid, where tap (i, j)
-  reads flat index y*Wq + x + i*Wq + j, so a tap's whole window is ONE contiguous
-  slice; each tap is a multiply into a scratch block and an add into the
-  accumulator. The Wq - ow extra columns per row are computed and dropped. With a
-  stride the input is first split into stride_h*stride_w "phases" (every s-th row
-  and column from an offset), in which every tap is again a contiguous slice.
-- channels-last, (h, w, c), for small planes with many channels: a tap is a strided
-  (oh, ow, c) view whose inner axis is a contiguous run of c channels, and the taps'
-  weights are contiguous along c too; np.einsum then multiplies and accumulates all
-  taps in one pass (its contiguous sum-of-products loop is a fused multiply-add).
-  With the weight a per-row scalar, as in the planar layout, einsum is 6x slower
-  than separate multiplies and adds, so only this layout uses it.
+- the input is channels-last, (h, w, c), padded, so output row y of tap (i, j) reads
+  the contiguous run of ow*c floats starting at padded row y*sh + i*dh, column j*dw
+  (stride 1). With a column stride the taps' columns are first copied out, one
+  (h, ow, c) plane per kernel column j (padded column x*sw + j*dw at x), so each tap
+  again reads contiguous runs;
+- the weights are "tiled": tap (i, j)'s c channel weights repeated ow times, an
+  (ow*c) row matching an output row element for element (made once per output
+  width and kept by the caller).
 
-Blocks of about BLOCK floats keep the accumulator, a scratch buffer and the input
-window in cache; bias and the fused activation are applied to each block while it
-is still there. Large layers spread their blocks over opt.num_threads threads
-(parallel.py: numpy releases the GIL inside each call).
+np.einsum("ijyn,ijn->yn") then iterates output rows outermost and the taps inside,
+so an output row (ow*c floats, a few KiB) stays in L1 while all taps accumulate
+into it. Measured against the previous kernels (per-tap multiply and add on planar
+blocks, or an einsum over the channel axis alone), one thread, bias and ReLU fused,
+channels-last input: 72 channels 56x56 3x3 0.69 -> 0.42 ms; 64 at 112x112 3x3
+stride 2 0.95 -> 0.55 ms; 120 at 28x28 5x5 0.68 -> 0.38 ms; 58 at 28x28 3x3
+0.26 -> 0.10 ms; 672 at 14x14 5x5 0.71 -> 0.53 ms.
+
+The result is returned channels-last too: a (c, oh, ow) transposed view of the
+(oh, ow, c) buffer (numpy code handles any strides; a transposing copy would cost
+as much as a third of the convolution). A planar input is transposed while it is
+padded, which is slow for large planes with a stride (64 channels of 112x112,
+stride 2: 1.5 ms, against 0.55 ms from channels-last and 0.95 ms for the former
+planar kernel); the matrix-product convolutions that feed depthwise ones therefore
+write channels-last (vkncnn/channels_last.py), which covers every depthwise layer of
+the MobileNets and all but three small ones of ShuffleNetV2.
+
+One thread: splitting the output rows over two (numpy releases the GIL inside einsum)
+measured no faster in whole models (MobileNetV3 15.3 ms threaded from 2M multiply-adds
+up, 14.9 ms never threaded; 2 threads, interleaved with ncnn as `vkncnn bench` runs), and
+copying the tap planes in blocks of rows to keep them in the L2 cache cost more numpy
+calls than it saved (MobileNetV2 11% slower with 512 KiB blocks).
 """
 
 from __future__ import annotations
@@ -33,27 +47,19 @@ from collections.abc import Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from .parallel import for_each_block
-
-# floats per block: accumulator and scratch fill a 1 MiB L2 cache (measured: 64K-float
-# blocks are 10-20% slower, as each numpy call's fixed cost counts more; 1M-float ones
-# spill to L3)
-BLOCK = 131072
-MIN_BLOCK = 16384
-# multiply-adds (outputs x taps) from which a layer is split over threads
-PARALLEL_TAPS = 1 << 21
-
 
 def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dilation_hw,
                      pads: tuple[int, int, int, int], pad_value: float = 0.0,
                      bias: np.ndarray | None = None,
-                     activation: Callable[[np.ndarray], None] | None = None, threads: int = 1) -> np.ndarray:
-    """Depthwise convolution of an unpadded (c, h, w) float32 input.
+                     activation: Callable[[np.ndarray], None] | None = None,
+                     tiles: dict | None = None) -> np.ndarray:
+    """Depthwise convolution of an unpadded (c, h, w) float32 input (any strides).
 
     taps: (kh*kw, c) float32, the weight of tap (i, j) for every channel at row i*kw + j.
     pads: (top, bottom, left, right); a negative amount crops. `activation(block)`
-    applies the fused activation in place. Blocks are spread over `threads` threads.
-    Returns a new (c, oh, ow) float32 array.
+    applies the fused activation in place. `tiles`: a dict the caller keeps between
+    calls with the same taps and bias, where the tiled weight rows are kept per output
+    width. Returns a new (c, oh, ow) float32 array, channels-last in memory.
     """
     c, h, w = x.shape
     top, bottom, left, right = pads
@@ -68,166 +74,75 @@ def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dila
     ow = (w + left + right - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
         raise ValueError(f"kernel extent does not fit the padded input {h + top + bottom}x{w + left + right}")
-    geometry = (kh, kw, sh, sw, dh, dw, top, left, oh, ow)
-    if c * oh * ow * kh * kw < PARALLEL_TAPS:
-        threads = 1  # too little work to pay for waking a second thread (~40 us)
-    if use_channels_last(c, oh, ow):
-        return _channels_last(x, taps, geometry, pad_value, bias, activation, threads)
-    return _planar(x, taps, geometry, pad_value, bias, activation, threads)
+    tiled = None if tiles is None else tiles.get(ow)
+    if tiled is None:
+        tiled = tile_weights(taps, bias, kh, kw, ow)
+        if tiles is not None:
+            tiles[ow] = tiled
+    weights, bias_row = tiled
+    windows = tap_windows(x.transpose(1, 2, 0), (kh, kw, sh, sw, dh, dw, top, left, oh, ow), pad_value)
+    out = np.einsum("ijyn,ijn->yn", windows, weights)
+    if bias_row is not None:
+        np.add(out, bias_row, out=out)
+    if activation is not None:
+        activation(out)
+    return out.reshape(oh, ow, c).transpose(2, 0, 1)
 
 
-def use_channels_last(channels: int, oh: int, ow: int) -> bool:
-    """Channels-last unless the plane is large next to the channel count. Measured on
-    the benchmark models' shapes (one thread): planar wins from about 20 output pixels
-    per channel (144 channels at 56x56: 2.1 vs 2.3 ms; 24 at 80x80 stride 2: 0.45 vs
-    0.58 ms), channels-last below (96 channels at 40x40: 1.0 vs 3.1 ms)."""
-    return channels * 20 >= oh * ow
+def tap_windows(x: np.ndarray, geometry, pad_value: float) -> np.ndarray:
+    """(kh, kw, oh, ow*c) view: [i, j, y] is the contiguous run of input that output row
+    y of tap (i, j) multiplies. x: the unpadded input as (h, w, c).
 
-
-# -- planar layout ------------------------------------------------------------------------
-def phase_planes(x: np.ndarray, geometry, pad_value: float):
-    """The padded input split into stride phases, flattened, for contiguous tap windows.
-
-    Phase (p, q) holds padded rows p, p+sh, ... and columns q, q+sw, ... as a
-    (hq, wq) plane, hq = oh + (kh-1)*dh // sh, wq = ow + (kw-1)*dw // sw. Tap (i, j)
-    then reads phase ((i*dh) % sh, (j*dw) % sw) shifted by ((i*dh) // sh, (j*dw) // sw),
-    i.e. output grid index y*wq + x of that tap is flat index y*wq + x + offset.
-    Returns (planes (c, phases, hq*wq), [(phase, offset) per tap], hq, wq). Stride 1 is
-    the single phase: the padded plane itself.
+    Stride 1: one plane, the padded input itself; tap column j starts j*dw pixels
+    further along a row. Column stride sw: one plane per kernel column j, holding the
+    padded columns x*sw + j*dw at x, so every tap still reads contiguous runs.
     """
     kh, kw, sh, sw, dh, dw, top, left, oh, ow = geometry
-    c = x.shape[0]
-    hq = oh + (kh - 1) * dh // sh
-    wq = ow + (kw - 1) * dw // sw
-    phase_of: dict[tuple[int, int], int] = {}
-    tap_slices = []
-    for i in range(kh):
-        for j in range(kw):
-            p, q = (i * dh) % sh, (j * dw) % sw
-            k = phase_of.setdefault((p, q), len(phase_of))
-            tap_slices.append((k, (i * dh) // sh * wq + (j * dw) // sw))
-    planes = np.empty((c, len(phase_of), hq * wq), np.float32)
-    for (p, q), k in phase_of.items():
-        _fill_phase(planes[:, k].reshape(c, hq, wq), x, p, q, sh, sw, top, left, pad_value)
-    return planes, tap_slices, hq, wq
+    c = x.shape[2]
+    hp = (oh - 1) * sh + (kh - 1) * dh + 1        # padded rows that are read
+    if sw == 1:
+        planes = _padded_columns(x, hp, ow + (kw - 1) * dw, 1, [0], top, left, pad_value)
+        tap_step = dw * c
+    else:
+        planes = _padded_columns(x, hp, ow, sw, [j * dw for j in range(kw)], top, left, pad_value)
+        tap_step = ow * c
+    row = planes.strides[0]
+    item = planes.itemsize
+    return as_strided(planes, (kh, kw, oh, ow * c), (dh * row, tap_step * item, sh * row, item),
+                      writeable=False)
 
 
-def _planar(x, taps, geometry, pad_value, bias, activation, threads) -> np.ndarray:
-    oh, ow = geometry[8], geometry[9]
-    c = x.shape[0]
-    planes, tap_slices, _, wq = phase_planes(x, geometry, pad_value)
-
-    n = (oh - 1) * wq + ow                      # grid indices that hold real outputs
-    acc = np.empty((c, oh * wq), np.float32)
-    out = np.empty((c, oh, ow), np.float32)
-    cb = max(1, _block_floats(c * n, threads) // n)   # channels per block
-    nb = n if cb > 1 else min(n, BLOCK)          # grid indices per step (huge planes)
-    columns = taps[:, :, None]                   # (taps, c, 1): one weight per channel row
-
-    def make():
-        scratch = np.empty(min(c, cb) * nb, np.float32)
-
-        def run(block: int) -> None:
-            c0 = block * cb
-            c1 = min(c, c0 + cb)
-            for n0 in range(0, n, nb):
-                n1 = min(n, n0 + nb)
-                dst = acc[c0:c1, n0:n1]
-                tmp = scratch[:(c1 - c0) * (n1 - n0)].reshape(c1 - c0, n1 - n0)
-                for t, (k, off) in enumerate(tap_slices):
-                    src = planes[c0:c1, k, off + n0:off + n1]
-                    if t == 0:
-                        np.multiply(src, columns[t, c0:c1], out=dst)
-                    else:
-                        np.multiply(src, columns[t, c0:c1], out=tmp)
-                        np.add(dst, tmp, out=dst)
-            grid = acc[c0:c1].reshape(c1 - c0, oh, wq)[:, :, :ow]
-            _finish(out[c0:c1], grid, None if bias is None else bias[c0:c1, None, None], activation)
-
-        return run
-
-    for_each_block(-(-c // cb), threads, make)
+def _padded_columns(x: np.ndarray, hp: int, width: int, step: int, firsts: list[int], top: int, left: int,
+                    pad_value: float) -> np.ndarray:
+    """(hp, len(firsts), width, c): plane k holds padded rows 0..hp-1 and padded columns
+    firsts[k] + u*step for u < width, pad_value outside the input. One copy of the input
+    per plane (a transposing one when x views a planar array)."""
+    h, w, c = x.shape
+    out = np.empty((hp, len(firsts), width, c), np.float32)
+    r0, r1 = min(top, hp), min(top + h, hp)        # rows of out inside the input
+    out[:r0] = pad_value
+    out[r1:] = pad_value
+    for k, first in enumerate(firsts):
+        u0, u1 = _inside(width, w, first - left, step)
+        out[r0:r1, k, :u0] = pad_value
+        out[r0:r1, k, u1:] = pad_value
+        if u1 > u0:
+            s0 = u0 * step + first - left
+            out[r0:r1, k, u0:u1] = x[:r1 - r0, s0:s0 + (u1 - u0 - 1) * step + 1:step]
     return out
 
 
-def _fill_phase(dst: np.ndarray, x: np.ndarray, p: int, q: int, sh: int, sw: int, top: int, left: int,
-                pad_value: float) -> None:
-    """dst[:, y, x] = padded input at row y*sh + p, column x*sw + q (pad_value outside x)."""
-    _, hq, wq = dst.shape
-    h, w = x.shape[1:]
-    y0, y1 = _inside(hq, h, p - top, sh)
-    x0, x1 = _inside(wq, w, q - left, sw)
-    if y1 <= y0 or x1 <= x0:
-        dst[...] = pad_value
-        return
-    dst[:, :y0] = pad_value
-    dst[:, y1:] = pad_value
-    dst[:, y0:y1, :x0] = pad_value
-    dst[:, y0:y1, x1:] = pad_value
-    r0, s0 = y0 * sh + p - top, x0 * sw + q - left
-    dst[:, y0:y1, x0:x1] = x[:, r0:r0 + (y1 - y0 - 1) * sh + 1:sh, s0:s0 + (x1 - x0 - 1) * sw + 1:sw]
-
-
 def _inside(count: int, size: int, first: int, step: int) -> tuple[int, int]:
-    """[lo, hi) of k in [0, count) with 0 <= first + k*step < size."""
-    lo = max(0, -(first // step))  # ceil(-first / step)
+    """[lo, hi) of u in [0, count) with 0 <= first + u*step < size."""
+    lo = min(count, max(0, -(first // step)))  # ceil(-first / step)
     hi = min(count, (size - 1 - first) // step + 1) if size - 1 - first >= 0 else 0
     return lo, max(lo, hi)
 
 
-# -- channels-last layout -------------------------------------------------------------------
-def _channels_last(x, taps, geometry, pad_value, bias, activation, threads) -> np.ndarray:
-    kh, kw, sh, sw, dh, dw, top, left, oh, ow = geometry
-    c, h, w = x.shape
-    hp = max(top + h, (oh - 1) * sh + (kh - 1) * dh + 1)
-    wp = max(left + w, (ow - 1) * sw + (kw - 1) * dw + 1)
-    xp = np.empty((hp, wp, c), np.float32)
-    if top or left or hp > top + h or wp > left + w:
-        xp[:top] = pad_value
-        xp[top + h:] = pad_value
-        xp[top:top + h, :left] = pad_value
-        xp[top:top + h, left + w:] = pad_value
-    xp[top:top + h, left:left + w] = x.transpose(1, 2, 0)
-
-    acc = np.empty((oh, ow, c), np.float32)
-    # one block unless threads share the work: einsum is one call per block anyway
-    rb = oh if threads <= 1 else max(1, _block_floats(oh * ow * c, threads) // (ow * c))
-    out = np.empty((c, oh, ow), np.float32)
-    bias_planes = None if bias is None else bias[:, None, None]
-    weights = taps.reshape(kh, kw, c)
-    s0, s1, s2 = xp.strides
-
-    def make():
-        def run(block: int) -> None:
-            y0 = block * rb
-            y1 = min(oh, y0 + rb)
-            # (kh, kw, rows, ow, c) windows; einsum multiplies and accumulates every tap in
-            # one pass with contiguous channel runs (a fused multiply-add, no temporaries)
-            windows = as_strided(xp[y0 * sh:], (kh, kw, y1 - y0, ow, c),
-                                 (dh * s0, dw * s1, sh * s0, sw * s1, s2), writeable=False)
-            dst = acc[y0:y1]
-            np.einsum("ijhwc,ijc->hwc", windows, weights, out=dst)
-            _finish(out[:, y0:y1], dst.transpose(2, 0, 1), bias_planes, activation)
-
-        return run
-
-    for_each_block(-(-oh // rb), threads, make)
-    return out
-
-
-def _block_floats(total: int, threads: int) -> int:
-    """Block size: BLOCK, but small enough that every thread gets a block (never below
-    MIN_BLOCK, where a numpy call's fixed cost would dominate)."""
-    if threads <= 1:
-        return BLOCK
-    return max(MIN_BLOCK, min(BLOCK, total // threads))
-
-
-def _finish(out: np.ndarray, acc: np.ndarray, bias, activation) -> None:
-    """out = activation(acc + bias), written into `out`."""
-    if bias is None:
-        np.copyto(out, acc)
-    else:
-        np.add(acc, bias, out=out)
-    if activation is not None:
-        activation(out)
+def tile_weights(taps: np.ndarray, bias: np.ndarray | None, kh: int, kw: int, ow: int):
+    """(weights (kh, kw, ow*c), bias row (ow*c) or None): each tap's channel weights, and
+    the bias, repeated along an output row of ow pixels."""
+    c = taps.shape[1]
+    weights = np.ascontiguousarray(np.broadcast_to(taps.reshape(kh, kw, 1, c), (kh, kw, ow, c)))
+    bias_row = None if bias is None else np.tile(np.asarray(bias, np.float32), ow)
+    return weights.reshape(kh, kw, ow * c), bias_row

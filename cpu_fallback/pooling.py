@@ -7,7 +7,7 @@ Three flavours, as in ncnn:
   ncnn's: 0 "full" (Caffe ceil mode: extra tail padding on the right/bottom so the last
   window covers the input), 1 "valid" (explicit pads only), 2 SAME_UPPER, 3 SAME_LOWER.
 
-Windowed pooling loops over the kernel taps (kh*kw strided slices), never over pixels.
+Windowed pooling loops over the kernel taps (kh + kw whole-tensor passes), never over pixels.
 """
 
 from __future__ import annotations
@@ -127,12 +127,8 @@ def window_pool(x: np.ndarray, pooling_type: int, kernel: tuple[int, int], strid
             xp[:, :, :max(0, col_lo)] = 0
             xp[:, :, max(0, col_hi):] = 0
 
-    # max and sum are separable: reduce the kw column taps of every row needed, then the
-    # kh row taps of that (kh + kw passes instead of kh * kw)
     reduce = np.maximum if pooling_type == POOL_MAX else np.add
-    rows_needed = sh * (out_h - 1) + kh
-    across = _reduce_taps(xp[:, :rows_needed], kw, sw, out_w, 2, reduce)
-    acc = _reduce_taps(across, kh, sh, out_h, 1, reduce)
+    acc = _separable_pool(np.ascontiguousarray(xp), kernel, stride, (out_h, out_w), reduce)
     if pooling_type == POOL_MAX:
         return acc
     if not exclude_pad:
@@ -144,16 +140,61 @@ def window_pool(x: np.ndarray, pooling_type: int, kernel: tuple[int, int], strid
         return acc / area
 
 
-def _reduce_taps(a: np.ndarray, k: int, s: int, n: int, axis: int, reduce) -> np.ndarray:
-    """reduce over k taps along `axis`: out[.., i, ..] = reduce_t a[.., i*s + t, ..], i < n."""
+def _separable_pool(xp: np.ndarray, kernel, stride, out_hw, reduce) -> np.ndarray:
+    """out[c, y, x] = reduce over the kh x kw window at (y*sh, x*sw) of a contiguous
+    padded (c, H, W) array.
+
+    Max and sum are separable: the kh row taps first (with a row stride this halves
+    the data before the columns), then the kw column taps: kh + kw passes instead of
+    kh * kw. Each pass runs over the whole flattened tensor where it can: column tap t
+    of position p is flat element p + t, row tap i (stride 1) is p + i*W; the few
+    positions whose window wraps past a row or plane end are computed and never read.
+    Long contiguous runs keep numpy in its SIMD loops, where slicing per row leaves
+    inner loops of one row's length (measured, max 3x3: stride 1 on 512 channels of
+    14x14 0.26 -> 0.16 ms; stride 2 on 64 channels of 113x113 0.59 -> 0.42 ms).
+    """
+    kh, kw = kernel
+    sh, sw = stride
+    out_h, out_w = out_hw
+    c, H, W = xp.shape
+    if sh == 1:  # rows from out_h on are computed and not read
+        rows = _shifted_reduce(xp.reshape(-1), kh, W, reduce).reshape(c, H, W)
+    else:
+        rows = _strided_reduce(xp, kh, sh, out_h, 1, reduce)
+    # columns by flat shifts even with a column stride: strided loops over only the
+    # outputs measured 1.5x slower than contiguous ones over every start position
+    cols = _shifted_reduce(rows.reshape(-1), kw, 1, reduce).reshape(rows.shape)
+    return np.ascontiguousarray(cols[:, :out_h, :sw * (out_w - 1) + 1:sw])
+
+
+def _strided_reduce(a: np.ndarray, k: int, s: int, n: int, axis: int, reduce) -> np.ndarray:
+    """New array: out[.., i, ..] = reduce over t < k of a[.., i*s + t, ..] along `axis`, i < n
+    (the first two taps reduced straight into it: no copy)."""
     def tap(t):
         index = [slice(None)] * a.ndim
         index[axis] = slice(t, t + s * (n - 1) + 1, s)
         return a[tuple(index)]
 
-    out = np.array(tap(0), dtype=np.float32, copy=True)
-    for t in range(1, k):
+    if k == 1:
+        return np.array(tap(0), copy=True)
+    out = reduce(tap(0), tap(1))
+    for t in range(2, k):
         reduce(out, tap(t), out=out)
+    return out
+
+
+def _shifted_reduce(flat: np.ndarray, k: int, step: int, reduce) -> np.ndarray:
+    """r[p] = reduce over t < k of flat[p + t*step], for every p whose taps are all inside;
+    the last (k-1)*step elements of r, where no window that is read starts, are 0."""
+    n = flat.size - (k - 1) * step
+    out = np.empty_like(flat)
+    out[n:] = 0
+    if k == 1:
+        np.copyto(out, flat)
+        return out
+    reduce(flat[:n], flat[step:step + n], out=out[:n])
+    for t in range(2, k):
+        reduce(out[:n], flat[t * step:t * step + n], out=out[:n])
     return out
 
 

@@ -18,9 +18,9 @@ Per forward, for each band of tile rows:
   per-frequency     M = U @ V                     one batched matrix product,
   output transform  Y = (A^T (x) A^T) @ M         one matrix product,
   scatter Y into the output planes (one strided copy).
-Bands keep these arrays in cache. With few channels the copies weigh as much as the
-products, so threads then take whole bands (BLAS single-threaded inside); with many,
-the products dominate and BLAS threads them. The transform matrices come from the Toom-Cook
+Bands keep these arrays in cache; BLAS threads the products (the copies stay on one
+thread: see winograd_conv3x3 for why no thread takes whole bands). The transform
+matrices come from the Toom-Cook
 construction on the usual interpolation points (0, +-1, +-2, +-1/2 and infinity);
 the larger m, the fewer multiplies but the larger the rounding error: F(4,3) is
 about 1e-5 relative in float32, F(6,3) about 2e-5 (direct: 5e-7).
@@ -35,17 +35,12 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .blas import BlasThreads
-from .parallel import for_each_block
 
 POINTS = {2: (0, 1, -1), 4: (0, 1, -1, 2, -2), 6: (0, 1, -1, 2, -2, 0.5, -0.5)}
 
-# floats of transformed input held per band (a*a*inc*tiles): ~4 MiB, in L2/L3; with
-# band threads smaller bands (~256 KiB, in each core's L2) and more of them
+# floats of transformed input held per band (a*a*inc*tiles): ~4 MiB, in L2/L3
+# (measured with 2 BLAS threads: 2**18 to 2**21 within 2% on ResNet-18 and GoogLeNet)
 BAND_FLOATS = 1 << 20
-BAND_FLOATS_THREADED = 1 << 16
-# inc*outc up to which the tile copies matter enough to thread whole bands (measured:
-# 64x64 at 224x224 1.6x faster than BLAS threads, 256x256 at 56x56 1.1x slower)
-BAND_THREAD_CHANNELS = 128 * 128
 
 
 @cache
@@ -119,29 +114,25 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, pads: tuple[int, int,
     exact = oh == th * m and ow == tw * m   # tiles cover the output exactly: scatter into it
     full = out.reshape(outc, th, m, tw, m) if exact else np.empty((outc, th, m, tw, m), np.float32)
 
-    # Few channels: the tile copies and transforms outweigh the products, and BLAS
-    # threads would leave them serial, so threads take whole bands (single-threaded
-    # BLAS each). Many channels: the products dominate; BLAS threads them.
-    band_threads = threads > 1 and inc * outc <= BAND_THREAD_CHANNELS and th >= 2 * threads
-    budget = BAND_FLOATS_THREADED if band_threads else BAND_FLOATS
-    band = max(1, min(th, budget // (a * a * max(inc, outc) * tw)))
-    bands = -(-th // band)
-    macs = a * a * inc * outc * band * tw
-    worker = _band_worker(xp, u, m, band, tw, th, full, bias, activation)
-    if band_threads:
-        with BlasThreads(0, threads):
-            for_each_block(bands, threads, worker)
-    else:
-        with BlasThreads(macs, threads):
-            for_each_block(bands, 1, worker)
+    # The products are threaded by BLAS; the copies and transforms between them stay on
+    # one thread. Threads taking whole bands instead (BLAS single-threaded in each) won
+    # for few channels (64x64 at 224x224: 1.6x) with BLAS threads used only from 30M
+    # multiply-adds; from 2M (blas.py) whole models are faster without them (2 threads,
+    # interleaved with ncnn: ResNet-18 33.1 -> 29.3 ms, GoogLeNet 32.8 -> 30.6, VGG-16
+    # 163 -> 152).
+    band = max(1, min(th, BAND_FLOATS // (a * a * max(inc, outc) * tw)))
+    run = _band_worker(xp, u, m, band, tw, th, full, bias, activation)
+    with BlasThreads(a * a * inc * outc * band * tw, threads):
+        for index in range(-(-th // band)):
+            run(index)
     if not exact:
         np.copyto(out, full.reshape(outc, th * m, tw * m)[:, :oh, :ow])
     return out
 
 
 def _band_worker(xp, u, m, band, tw, th, full, bias, activation):
-    """make_worker for parallel.for_each_block: each thread gets its own scratch and
-    computes whole bands of `band` tile rows into `full` (outc, th, m, tw, m)."""
+    """A function that computes band `index` (tile rows index*band onwards) into `full`
+    (outc, th, m, tw, m), reusing one set of scratch buffers."""
     a = m + 2
     inc = xp.shape[0]
     outc = u.shape[1]
@@ -149,38 +140,35 @@ def _band_worker(xp, u, m, band, tw, th, full, bias, activation):
     bias_column = None if bias is None else bias[:, None]
     sc, sy, sx = xp.strides
 
-    def make():
-        # flat scratch buffers, viewed per band at its size (the last band may be shorter)
-        gathered = np.empty(a * a * inc * band * tw, np.float32)
-        transformed = np.empty_like(gathered)
-        products = np.empty(a * a * outc * band * tw, np.float32)
-        blocks = np.empty(m * m * outc * band * tw, np.float32)
+    # flat scratch buffers, viewed per band at its size (the last band may be shorter)
+    gathered = np.empty(a * a * inc * band * tw, np.float32)
+    transformed = np.empty_like(gathered)
+    products = np.empty(a * a * outc * band * tw, np.float32)
+    blocks = np.empty(m * m * outc * band * tw, np.float32)
 
-        def run(index: int) -> None:
-            t0 = index * band
-            nb = min(band, th - t0)
-            n = nb * tw
-            # tile (ty, tx) of channel c, element (i, j) = xp[c, (t0+ty)*m + i, tx*m + j]
-            tiles_view = as_strided(xp[:, t0 * m:], (a, a, inc, nb, tw), (sy, sx, sc, m * sy, m * sx))
-            d = gathered[:a * a * inc * n].reshape(a * a, inc * n)
-            np.copyto(d.reshape(a, a, inc, nb, tw), tiles_view)
-            v = transformed[:a * a * inc * n].reshape(a * a, inc * n)
-            np.matmul(bt2, d, out=v)
-            p = products[:a * a * outc * n].reshape(a * a, outc, n)
-            np.matmul(u, v.reshape(a * a, inc, n), out=p)
-            y = blocks[:m * m * outc * n].reshape(m * m, outc * n)
-            np.matmul(at2, p.reshape(a * a, outc * n), out=y)
-            if bias_column is not None:  # bias and activation while the band is in cache
-                y3 = y.reshape(m * m, outc, n)
-                np.add(y3, bias_column, out=y3)
-            if activation is not None:
-                activation(y)
-            # y[i*m + j, o, ty, tx] is output (o, (t0+ty)*m + i, tx*m + j)
-            np.copyto(full[:, t0:t0 + nb], y.reshape(m, m, outc, nb, tw).transpose(2, 3, 0, 4, 1))
+    def run(index: int) -> None:
+        t0 = index * band
+        nb = min(band, th - t0)
+        n = nb * tw
+        # tile (ty, tx) of channel c, element (i, j) = xp[c, (t0+ty)*m + i, tx*m + j]
+        tiles_view = as_strided(xp[:, t0 * m:], (a, a, inc, nb, tw), (sy, sx, sc, m * sy, m * sx))
+        d = gathered[:a * a * inc * n].reshape(a * a, inc * n)
+        np.copyto(d.reshape(a, a, inc, nb, tw), tiles_view)
+        v = transformed[:a * a * inc * n].reshape(a * a, inc * n)
+        np.matmul(bt2, d, out=v)
+        p = products[:a * a * outc * n].reshape(a * a, outc, n)
+        np.matmul(u, v.reshape(a * a, inc, n), out=p)
+        y = blocks[:m * m * outc * n].reshape(m * m, outc * n)
+        np.matmul(at2, p.reshape(a * a, outc * n), out=y)
+        if bias_column is not None:  # bias and activation while the band is in cache
+            y3 = y.reshape(m * m, outc, n)
+            np.add(y3, bias_column, out=y3)
+        if activation is not None:
+            activation(y)
+        # y[i*m + j, o, ty, tx] is output (o, (t0+ty)*m + i, tx*m + j)
+        np.copyto(full[:, t0:t0 + nb], y.reshape(m, m, outc, nb, tw).transpose(2, 3, 0, 4, 1))
 
-        return run
-
-    return make
+    return run
 
 
 def _padded(x: np.ndarray, hp: int, wp: int, top: int, left: int, value: float) -> np.ndarray:

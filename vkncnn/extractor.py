@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .blas_threads import set_blas_threads
+from .blas_threads import set_blas_threads, update_load_cap
 from .errors import BlobNotFoundError, Error, LayerError
 from .mat import Mat
 
@@ -111,7 +111,8 @@ class Extractor:
             data = self._gpu_state().extract(index)
         else:
             data = self._forward_cpu(index)
-        result = Mat.from_array(np.array(data, dtype=np.float32, copy=True))
+        # C order: kernels may leave a blob channels-last in memory (vkncnn/channels_last.py)
+        result = Mat.from_array(np.array(data, dtype=np.float32, copy=True, order="C"))
         if out_mat is not None:
             out_mat._set(result._data, result.dims)
             return 0
@@ -132,6 +133,7 @@ class Extractor:
 
     def _forward_cpu(self, target: int) -> np.ndarray:
         """Run, in dependency order, every layer the target blob needs and does not have yet."""
+        update_load_cap()  # fewer threads while other processes keep CPUs busy
         set_blas_threads(self.opt.num_threads)
         for li in self._schedule(target):
             self._run_layer_cpu(li)

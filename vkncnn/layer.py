@@ -67,14 +67,15 @@ class Layer:
         from .mat import Mat
 
         if self.one_blob_only:
-            bottom = Mat.from_array(np.array(bottoms[0], copy=True))
+            # C order: a blob may be channels-last in memory (vkncnn/channels_last.py)
+            bottom = Mat.from_array(np.array(bottoms[0], copy=True, order="C"))
             if self.support_inplace and _overrides(self, "forward_inplace"):
                 _check_ret(self, self.forward_inplace(bottom, opt))
                 return [bottom.numpy()]
             top = Mat()
             _check_ret(self, self.forward(bottom, top, opt))
             return [top.numpy()]
-        mats = [Mat.from_array(np.array(b, copy=True)) for b in bottoms]
+        mats = [Mat.from_array(np.array(b, copy=True, order="C")) for b in bottoms]
         if self.support_inplace and _overrides(self, "forward_inplace"):
             _check_ret(self, self.forward_inplace(mats, opt))
             return [m.numpy() for m in mats]

@@ -11,6 +11,7 @@ import threading
 import warnings
 from dataclasses import dataclass, field
 
+from .channels_last import plan_channels_last
 from .errors import Error, GraphError, LayerError, ParamError, UnknownLayerError, WeightError
 from .format.datareader import DataReader, DataReaderFromEmpty, as_reader
 from .format.graph_spec import GraphSpec, LayerSpec
@@ -176,6 +177,7 @@ class Net:
                 raise LayerError(f"{where}layer {spec.name!r} ({spec.type}): load_param returned {ret}")
             self._layers.append(layer)
             self._layer_specs.append(spec)
+        plan_channels_last(self._layers, self._blobs)
         self._bind_gpu()
         return 0
 

@@ -1,6 +1,7 @@
 """The fast numpy convolution paths against real ncnn: Winograd F(2,3)/F(4,3) (3x3
-stride 1, >= 32 channels each side), channels-last and planar depthwise, channel
-multiplier depthwise, with pads, SAME modes, pad_value, bias and activations."""
+stride 1, >= 32 channels each side), padded 1x1, depthwise (planar input here; the
+channels-last input is tests/test_channels_last.py), channel multiplier depthwise,
+with pads, SAME modes, pad_value, bias and activations."""
 
 import numpy as np
 import pytest
@@ -37,6 +38,13 @@ def test_winograd_sizes(inc, outc, h, w, pads):
 def test_winograd_act(act, pad_value):
     conv_case(32, 36, 30, 29, {4: 1}, act, pad_value=pad_value)
     conv_case(36, 32, 16, 15, {4: 1}, act, pad_value=pad_value)
+
+
+@pytest.mark.parametrize("act", ACTS)
+@pytest.mark.parametrize("pads,pad_value", [({4: 1}, 0.0), ({4: 2, 15: 0, 14: 1, 16: 3}, 0.7), ({4: -233}, 0.0)])
+def test_pointwise_padded(act, pads, pad_value):
+    """A padded 1x1 convolution: the product on the unpadded input, the border filled."""
+    conv_case(40, 24, 9, 11, pads, act, kernel=1, pad_value=pad_value)
 
 
 @pytest.mark.parametrize("c,h,w", [(3, 9, 11), (16, 57, 55), (200, 14, 13), (24, 8, 8), (640, 7, 7), (12, 33, 29)])

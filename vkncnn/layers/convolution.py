@@ -88,6 +88,8 @@ class Convolution(Layer):
         self.support_vulkan = True
         self.support_vulkan_packing = True
         self.group = 1
+        # numpy path: give the output channels-last (set by vkncnn/channels_last.py)
+        self.channels_last_top = False
 
     # -- params ------------------------------------------------------------------------------
     def load_param(self, pd) -> int:
@@ -177,7 +179,8 @@ class Convolution(Layer):
         x = x.astype(np.float32, copy=False)
         pads = conv.conv_padding(x.shape[1], x.shape[2], kernel, self._stride, self._dilation, self.pads)
         self._check_extent(x, pads, kernel)
-        return [self._fp32_kernel()(x, pads, self.pad_value, getattr(opt, "num_threads", 1))]
+        return [self._fp32_kernel()(x, pads, self.pad_value, getattr(opt, "num_threads", 1),
+                                    self.channels_last_top)]
 
     def _fp32_kernel(self) -> ConvKernel:
         """The numpy convolution with its prepared weights, made once (again only if the

@@ -1,0 +1,38 @@
+"""BLAS thread control: opt.num_threads, lowered while other processes keep CPUs busy."""
+
+import os
+
+from vkncnn import blas_threads
+
+
+def test_runnable_elsewhere_reads_the_os():
+    assert blas_threads._runnable_elsewhere() >= 0
+
+
+def test_load_cap_leaves_busy_cpus_alone(monkeypatch):
+    cpus = os.cpu_count() or 1
+    try:
+        monkeypatch.setattr(blas_threads, "available_cpus", lambda: cpus)  # the whole machine is ours
+        monkeypatch.setattr(blas_threads, "_runnable_elsewhere", lambda: cpus + 3)
+        assert blas_threads.update_load_cap() == 1  # never below one thread
+        blas_threads.set_blas_threads(2)
+        assert blas_threads._current == 1
+        monkeypatch.setattr(blas_threads, "_runnable_elsewhere", lambda: 0)
+        assert blas_threads.update_load_cap() == cpus
+        blas_threads.set_blas_threads(2)
+        assert blas_threads._current == min(2, blas_threads.available_cpus())
+    finally:
+        blas_threads._cap = 1 << 30
+
+
+def test_no_load_cap_when_pinned_to_some_cpus(monkeypatch):
+    """The runnable count is machine-wide: with only some CPUs ours it says nothing about them."""
+    try:
+        monkeypatch.setattr(blas_threads.os, "cpu_count", lambda: 8)
+        monkeypatch.setattr(blas_threads, "available_cpus", lambda: 4)
+        monkeypatch.setattr(blas_threads, "_runnable_elsewhere", lambda: 11)
+        assert blas_threads.update_load_cap() == 1 << 30
+        monkeypatch.setattr(blas_threads, "available_cpus", lambda: 8)
+        assert blas_threads.update_load_cap() == 1
+    finally:
+        blas_threads._cap = 1 << 30
