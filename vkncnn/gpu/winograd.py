@@ -41,9 +41,10 @@ WINOGRAD_MIN_MACS = 1 << 28
 def winograd_weights(weight: np.ndarray, outc: int, inc: int) -> np.ndarray:
     """(outc, inc, 3, 3) weights -> U as (16, outc, inc) float32: frequency f's matrix, in
     the [group][outc][k] order the grouped 1x1 product reads (f = 4 i + j)."""
-    g = np.asarray(weight, np.float64).reshape(outc, inc, 3, 3)
-    u = np.einsum("ai,ocij,bj->aboc", FILTER_TRANSFORM, g, FILTER_TRANSFORM)
-    return np.ascontiguousarray(u.reshape(FREQUENCIES, outc, inc), np.float32)
+    g = np.asarray(weight, np.float32).reshape(outc * inc, 3, 3)
+    transform = FILTER_TRANSFORM.astype(np.float32)   # exact: entries 0, +-1/2, 1
+    u = np.matmul(transform, g @ transform.T)          # (outc*inc, 4, 4): two batched products
+    return np.ascontiguousarray(u.reshape(outc, inc, FREQUENCIES).transpose(2, 0, 1))
 
 
 class WinogradProduct:
