@@ -11,8 +11,9 @@ frequency is an ordinary matrix product, so a layer becomes three dispatches:
 1. shaders/winograd23_input.comp: every 4x4 patch (tile) of every input channel to its
    16 frequencies, V, laid out as 16 planes of the input's channels over the tiles;
 2. the 16 products U[f] @ V[f] (outc x inc times inc x tiles) as ONE grouped 1x1
-   convolution (groups = frequencies) through record_conv, so the product takes
-   whichever kernel the device does best (tensor cores, direct, tiled, split-K);
+   convolution (groups = frequencies) through record_conv, judged as one batch, so the
+   products run on the tensor cores where the device has them, else the tiled kernel
+   (with split-K where the tiles are too few);
 3. shaders/winograd23_output.comp: the 16 products of each tile back to its 2x2 outputs,
    with bias, the folded residual and the activation.
 
