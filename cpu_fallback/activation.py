@@ -56,18 +56,51 @@ def inplace_activation(activation_type: int, params):
     new array. ReLU and Clip, the common ones, run as one in-place ufunc."""
     if activation_type == 0:
         return None
-    if activation_type == 1:
-        return lambda a: np.clip(a, _ZERO, _INF, out=a)
-    p = [float(v) for v in np.asarray(params, dtype=np.float32).ravel()] if params is not None else []
-    if activation_type == 3:
-        lo = np.float32(p[0] if len(p) > 0 else -np.inf)
-        hi = np.float32(p[1] if len(p) > 1 else np.inf)
+    bounds = _clip_bounds(activation_type, params)
+    if bounds is not None:
+        lo, hi = bounds
         return lambda a: np.clip(a, lo, hi, out=a)  # hi wins when lo > hi, as fused_activation
+    p = [float(v) for v in np.asarray(params, dtype=np.float32).ravel()] if params is not None else []
 
     def generic(a: np.ndarray) -> None:
         a[...] = fused_activation(a, activation_type, p)
 
     return generic
+
+
+def activation_into(activation_type: int, params):
+    """fused_activation as f(src, out) that writes activation(src) into `out` (any
+    strides): a kernel that has to copy its result into place anyway applies the
+    activation in that copy, not in a pass of its own. ReLU and Clip: one clip ufunc;
+    no activation: a plain copy; the others: the copy, then in place."""
+    if activation_type == 0:
+        return copy_into
+    bounds = _clip_bounds(activation_type, params)
+    if bounds is not None:
+        lo, hi = bounds
+        return lambda src, out: np.clip(src, lo, hi, out=out)
+    inplace = inplace_activation(activation_type, params)
+
+    def generic(src: np.ndarray, out: np.ndarray) -> None:
+        np.copyto(out, src)
+        inplace(out)
+
+    return generic
+
+
+def copy_into(src: np.ndarray, out: np.ndarray) -> None:
+    """activation_into with no activation."""
+    np.copyto(out, src)
+
+
+def _clip_bounds(activation_type: int, params) -> tuple[np.float32, np.float32] | None:
+    """(lo, hi) float32 when the fused activation is a clip (ReLU, Clip), else None."""
+    if activation_type == 1:
+        return _ZERO, _INF
+    if activation_type == 3:
+        p = [float(v) for v in np.asarray(params, dtype=np.float32).ravel()] if params is not None else []
+        return np.float32(p[0] if len(p) > 0 else -np.inf), np.float32(p[1] if len(p) > 1 else np.inf)
+    return None
 
 
 def sigmoid(x: np.ndarray) -> np.ndarray:

@@ -9,7 +9,8 @@ one of three algorithms:
   per-frequency matrix products dominate the tile transforms, cpu_fallback/winograd.py
   (transformed weights are made on first use of each tile size m and kept);
 - otherwise im2col + one matrix product (a 1x1 stride-1 convolution is the product
-  alone), written straight into the output buffer, with bias and the activation
+  alone; a strided kernel of 7x7 and more gathers its columns by the stride's phases,
+  conv.im2col_phases), written straight into the output buffer, with bias and the activation
   applied in place. A channels-last input (a depthwise result) needs no copy: BLAS
   reads the transposed operand directly; a channels-last output (for a depthwise
   consumer, vkncnn/channels_last.py) is the same product with operands transposed.
@@ -23,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import conv
-from .activation import inplace_activation
+from .activation import activation_into, inplace_activation
 from .blas import BlasThreads
 from .depthwise import depthwise_conv2d
 from .winograd import prepare_winograd_weight, winograd_conv3x3
@@ -43,6 +44,7 @@ class ConvKernel:
         self.outc = self.groups * self.outc_g
         self.bias = None if bias is None else np.ascontiguousarray(bias, np.float32)
         self.activation = inplace_activation(activation_type, activation_params)
+        self.store_activated = activation_into(activation_type, activation_params)  # Winograd's scatter
         # depthwise: (taps, outc) weights, one row per kernel tap
         self.taps = (np.ascontiguousarray(weight_mat.reshape(self.outc, kh * kw).T)
                      if self.inc_g == 1 else None)
@@ -74,7 +76,7 @@ class ConvKernel:
             m = winograd_tile(c, self.outc, oh, ow)
             if m:
                 return winograd_conv3x3(x, self._winograd_weight(m), m, pads, pad_value, self.bias,
-                                        self.activation, threads)
+                                        self.store_activated, threads)
         pointwise_padded = kh == kw == 1 and self.stride_hw == (1, 1) and self.groups == 1 and any(pads)
         with BlasThreads(self.outc * self.inc_g * kh * kw * oh * ow, threads):
             if pointwise_padded:
@@ -100,6 +102,8 @@ class ConvKernel:
             planes = x if sh == sw == 1 else x[:, ::sh, ::sw]
             # a view whenever the planes are (channels-last included), a copy otherwise
             cols = planes[:, :oh, :ow].reshape(c, oh * ow)
+        elif kh * kw >= 49 and (sh, sw) != (1, 1) and self.dilation_hw == (1, 1):
+            cols = conv.im2col_phases(x, self.kernel_hw, self.stride_hw, (oh, ow))
         else:
             cols = conv.im2col(x, self.kernel_hw, self.stride_hw, self.dilation_hw, (oh, ow))
         if channels_last and self.groups == 1:

@@ -11,9 +11,10 @@ from tests.oracle import check_layer, rand, raw, tagged
 ACTS = [(0, None), (1, None), (2, [0.1]), (3, [-0.3, 0.4]), (6, [0.2, 0.5])]
 
 
-def conv_case(inc, outc, h, w, pads, act, group=1, kernel=3, stride=1, dilation=1, pad_value=0.0, seed=0):
+def conv_case(inc, outc, h, w, pads, act, group=1, kernel=3, stride=1, dilation=1, pad_value=0.0, seed=0,
+              bias=True):
     t = "Convolution" if group == 1 else "ConvolutionDepthWise"
-    params = {0: outc, 1: kernel, 3: stride, 2: dilation, 5: 1, 6: outc * inc // group * kernel * kernel,
+    params = {0: outc, 1: kernel, 3: stride, 2: dilation, 5: int(bias), 6: outc * inc // group * kernel * kernel,
               18: pad_value, **pads}
     if group > 1:
         params[7] = group
@@ -21,8 +22,9 @@ def conv_case(inc, outc, h, w, pads, act, group=1, kernel=3, stride=1, dilation=
         params[9] = act[0]
         if act[1]:
             params[10] = act[1]
-    weights = [tagged(rand(outc, inc // group, kernel, kernel, seed=seed) / np.sqrt(inc // group * 9)),
-               raw(rand(outc, seed=seed + 1))]
+    weights = [tagged(rand(outc, inc // group, kernel, kernel, seed=seed) / np.sqrt(inc // group * 9))]
+    if bias:
+        weights.append(raw(rand(outc, seed=seed + 1)))
     return check_layer(t, params, weights, [rand(inc, h, w, seed=seed + 2)])
 
 
@@ -36,8 +38,12 @@ def test_winograd_sizes(inc, outc, h, w, pads):
 @pytest.mark.parametrize("act", ACTS)
 @pytest.mark.parametrize("pad_value", [0.0, 0.7])
 def test_winograd_act(act, pad_value):
+    """The activation applied in the scatter, the bias added at the all-ones frequency:
+    F(4,3), F(2,3) (14x14, >= 144 input channels), with and without a bias."""
     conv_case(32, 36, 30, 29, {4: 1}, act, pad_value=pad_value)
     conv_case(36, 32, 16, 15, {4: 1}, act, pad_value=pad_value)
+    conv_case(160, 40, 14, 15, {4: 1}, act, pad_value=pad_value)
+    conv_case(32, 36, 28, 28, {4: 1}, act, pad_value=pad_value, bias=False)
 
 
 @pytest.mark.parametrize("act", ACTS)
@@ -61,3 +67,11 @@ def test_depthwise(c, h, w, kernel, stride, dilation, pads):
 @pytest.mark.parametrize("c,mult,h", [(4, 2, 9), (8, 3, 30), (64, 2, 7)])
 def test_depthwise_multiplier(c, mult, h):
     conv_case(c, c * mult, h, h + 1, {4: 1}, (1, None), group=c, kernel=3, stride=1)
+
+
+@pytest.mark.parametrize("inc,h,w,kernel,stride,pads", [(3, 31, 29, 7, 2, {4: 3}), (3, 30, 33, 7, 2, {4: -233}),
+                                                       (4, 35, 36, 11, 4, {}), (5, 26, 27, 7, 3, {4: 1}),
+                                                       (8, 20, 21, 8, 2, {4: 2, 15: 0, 14: 1, 16: 3})])
+def test_large_kernel_strided(inc, h, w, kernel, stride, pads):
+    """Kernels from 7x7 with a stride: im2col by the stride's phases (conv.im2col_phases)."""
+    conv_case(inc, 16, h, w, pads, (1, None), kernel=kernel, stride=stride, pad_value=0.4)
