@@ -128,14 +128,7 @@ class ConvKernel:
             edge += self.bias
         if self.activation is not None:
             self.activation(edge)
-        out = np.empty((self.outc, h + top + bottom, w + left + right), np.float32)
-        fill = edge[:, None, None]
-        out[:, :top] = fill
-        out[:, top + h:] = fill
-        out[:, top:top + h, :left] = fill
-        out[:, top:top + h, left + w:] = fill
-        out[:, top:top + h, left:left + w] = inner
-        return out
+        return conv.place_in_border(inner, top, bottom, left, right, edge[:, None, None])
 
     def _product(self, cols: np.ndarray, n: int) -> np.ndarray:
         """weights @ cols, one matrix per group: (outc, n)."""

@@ -42,6 +42,7 @@ from numpy.lib.stride_tricks import as_strided
 
 from .activation import copy_into
 from .blas import BlasThreads
+from .conv import place_in_border
 
 POINTS = {2: (0, 1, -1), 4: (0, 1, -1, 2, -2), 6: (0, 1, -1, 2, -2, 0.5, -0.5)}
 # flattened index (i*a + j) of the frequency at the point 1 in both directions: A^T's
@@ -121,7 +122,7 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, pads: tuple[int, int,
     th, tw = -(-oh // m), -(-ow // m)
     # the tiles cover th*m x tw*m outputs; the rows/columns past the real ones read
     # pad_value too, and their outputs are dropped
-    xp = _padded(x, th * m + 2, tw * m + 2, top, left, pad_value)
+    xp = place_in_border(x, top, th * m + 2 - top - h, left, tw * m + 2 - left - w, pad_value)
     out = np.empty((outc, oh, ow), np.float32)
     exact = oh == th * m and ow == tw * m   # tiles cover the output exactly: scatter into it
     full = out.reshape(outc, th, m, tw, m) if exact else np.empty((outc, th, m, tw, m), np.float32)
@@ -179,14 +180,3 @@ def _band_worker(xp, u, m, band, tw, th, full, bias, store):
 
     return run
 
-
-def _padded(x: np.ndarray, hp: int, wp: int, top: int, left: int, value: float) -> np.ndarray:
-    """x placed at (top, left) in an (c, hp, wp) plane of `value`."""
-    c, h, w = x.shape
-    xp = np.empty((c, hp, wp), np.float32)
-    xp[:, :top] = value
-    xp[:, top + h:] = value
-    xp[:, top:top + h, :left] = value
-    xp[:, top:top + h, left + w:] = value
-    xp[:, top:top + h, left:left + w] = x
-    return xp
