@@ -315,16 +315,24 @@ ReLU post 1 1 s y
 """
 
 
-@pytest.mark.parametrize("kernel", ["tiled", "direct", "split_k", "tensor_cores"])
+@pytest.mark.parametrize("kernel", ["tiled", "direct", "split_k", "tensor_cores", "winograd"])
 @pytest.mark.parametrize("fp16", [False, True])
 def test_residual_sum_and_relu_fold_into_the_convolution(monkeypatch, tmp_path, kernel, fp16):
     """conv -> Eltwise sum -> ReLU is one dispatch (two fewer) in every convolution kernel
-    (tensor cores only where the device has them, else the tiled kernel runs again), equal
-    to the numpy path; the un-summed conv output and the sum stay extractable."""
+    (tensor cores only where the device has them, else the tiled kernel runs again; Winograd
+    folds them into its output transform), equal to the numpy path; the un-summed conv
+    output and the sum stay extractable."""
     import vkncnn.gpu.conv as gpu_conv
     import vkncnn.gpu.runtime as runtime
+    import vkncnn.gpu.winograd as gpu_winograd
     from vkncnn.gpu.fusion import Fusions
 
+    if kernel == "winograd":
+        monkeypatch.setattr(gpu_winograd, "winograd_device", lambda vkdev: True)
+        monkeypatch.setattr(gpu_winograd, "WINOGRAD_MIN_MACS", 0)
+        ran = []
+        record = gpu_conv.record_winograd
+        monkeypatch.setattr(gpu_conv, "record_winograd", lambda *a, **kw: (ran.append(1), record(*a, **kw))[1])
     if kernel != "tiled":
         monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
     monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 1 << 40 if kernel == "direct" else 0)
@@ -351,6 +359,8 @@ def test_residual_sum_and_relu_fold_into_the_convolution(monkeypatch, tmp_path, 
     monkeypatch.setattr(runtime, "plan_fusions", lambda *args: Fusions())
     _, unfused = run(True, ("y",))
     assert fused == unfused - 2
+    if kernel == "winograd":
+        assert ran  # the Winograd path really recorded
 
 
 
