@@ -120,6 +120,32 @@ def im2col(x: np.ndarray, kernel_hw, stride_hw, dilation_hw, out_hw) -> np.ndarr
     return windows.reshape(c * kh * kw, oh * ow)
 
 
+def im2col_rows(x: np.ndarray, kernel_hw, dilation_hw, out_hw) -> np.ndarray:
+    """im2col for a stride-1 convolution on small planes, in two copies of longer rows.
+
+    im2col's single copy moves one window row (ow floats) at a time: 7 floats on a 7x7
+    output, where numpy's per-row overhead dominates. Here the kw column shifts of every
+    padded row are copied first, as (C, kw, H, ow) planes; in those, the (oh, ow) block
+    of kernel tap (i, j) is contiguous (rows i*dh .. i*dh + oh), so the second copy
+    moves whole oh*ow blocks. Same result as im2col. Measured alone, 2 cores:
+    512 x 7x7 3x3 0.168 -> 0.118 ms, 256 x 14x14 0.165 -> 0.113, 128 x 28x28 0.198 ->
+    0.164, 48 x 14x14 5x5 0.089 -> 0.051; slower from 56x56 (64 x 56x56 0.268 ->
+    0.306, 3 x 224x224 0.143 -> 0.184): ConvKernel takes it up to IM2COL_ROWS_MAX_W.
+    """
+    c, h, _ = x.shape
+    kh, kw = kernel_hw
+    dh, dw = dilation_hw
+    oh, ow = out_hw
+    sc, sy, sx = x.strides
+    shifts = np.empty((c, kw, h, ow), x.dtype)
+    np.copyto(shifts, as_strided(x, (c, kw, h, ow), (sc, dw * sx, sy, sx), writeable=False))
+    cols = np.empty((c, kh, kw, oh * ow), x.dtype)
+    tc, tj, ty, _ = shifts.strides
+    blocks = as_strided(shifts, (c, kh, kw, oh * ow), (tc, dh * ty, tj, shifts.itemsize), writeable=False)
+    np.copyto(cols, blocks)
+    return cols.reshape(c * kh * kw, oh * ow)
+
+
 def im2col_phases(x: np.ndarray, kernel_hw, stride_hw, out_hw) -> np.ndarray:
     """im2col for a strided, undilated convolution with a large kernel, via the stride's phases.
 

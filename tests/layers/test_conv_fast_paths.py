@@ -75,3 +75,11 @@ def test_depthwise_multiplier(c, mult, h):
 def test_large_kernel_strided(inc, h, w, kernel, stride, pads):
     """Kernels from 7x7 with a stride: im2col by the stride's phases (conv.im2col_phases)."""
     conv_case(inc, 16, h, w, pads, (1, None), kernel=kernel, stride=stride, pad_value=0.4)
+
+
+@pytest.mark.parametrize("inc,outc,h,w,kernel,dilation,pads",
+                         [(64, 48, 7, 7, 3, 1, {4: 1}), (40, 24, 14, 13, 5, 1, {4: 2}), (16, 20, 30, 31, 3, 1, {}),
+                          (24, 16, 12, 11, 3, 2, {4: 2, 15: 0, 14: 1, 16: 3}), (8, 12, 9, 10, 2, 1, {4: -233})])
+def test_im2col_rows(inc, outc, h, w, kernel, dilation, pads):
+    """Stride-1 kernels on planes up to 32 wide: im2col in two row copies (conv.im2col_rows)."""
+    conv_case(inc, outc, h, w, pads, (1, None), kernel=kernel, dilation=dilation, pad_value=0.3)
