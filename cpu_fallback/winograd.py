@@ -134,33 +134,29 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, pads: tuple[int, int,
     # interleaved with ncnn: ResNet-18 33.1 -> 29.3 ms, GoogLeNet 32.8 -> 30.6, VGG-16
     # 163 -> 152).
     band = max(1, min(th, BAND_FLOATS // (a * a * max(inc, outc) * tw)))
-    run = _band_worker(xp, u, m, band, tw, th, full, bias, store)
     with BlasThreads(a * a * inc * outc * band * tw, threads):
-        for index in range(-(-th // band)):
-            run(index)
+        _compute_bands(xp, u, m, band, tw, th, full, bias, store)
     if not exact:
         np.copyto(out, full.reshape(outc, th * m, tw * m)[:, :oh, :ow])
     return out
 
 
-def _band_worker(xp, u, m, band, tw, th, full, bias, store):
-    """A function that computes band `index` (tile rows index*band onwards) into `full`
-    (outc, th, m, tw, m), reusing one set of scratch buffers."""
+def _compute_bands(xp, u, m, band, tw, th, full, bias, store) -> None:
+    """All tile rows, `band` at a time, into `full` (outc, th, m, tw, m), through one set
+    of scratch buffers."""
     a = m + 2
     inc = xp.shape[0]
     outc = u.shape[1]
     bt2, at2 = _tile_transforms(m)
     bias_column = None if bias is None else bias[:, None]
     sc, sy, sx = xp.strides
-
     # flat scratch buffers, viewed per band at its size (the last band may be shorter)
     gathered = np.empty(a * a * inc * band * tw, np.float32)
     transformed = np.empty_like(gathered)
     products = np.empty(a * a * outc * band * tw, np.float32)
     blocks = np.empty(m * m * outc * band * tw, np.float32)
 
-    def run(index: int) -> None:
-        t0 = index * band
+    for t0 in range(0, th, band):
         nb = min(band, th - t0)
         n = nb * tw
         # tile (ty, tx) of channel c, element (i, j) = xp[c, (t0+ty)*m + i, tx*m + j]
@@ -177,6 +173,3 @@ def _band_worker(xp, u, m, band, tw, th, full, bias, store):
         np.matmul(at2, p.reshape(a * a, outc * n), out=y)
         # y[i*m + j, o, ty, tx] is output (o, (t0+ty)*m + i, tx*m + j)
         store(y.reshape(m, m, outc, nb, tw).transpose(2, 3, 0, 4, 1), full[:, t0:t0 + nb])
-
-    return run
-

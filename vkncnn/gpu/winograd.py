@@ -28,6 +28,8 @@ coefficients up to 8.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
 
 from .layer_pipelines import cached_pipeline, parallel_target, plane_local_size, storage_is_fp16
@@ -66,8 +68,6 @@ class WinogradProduct:
 def winograd_product(layer, vkdev) -> WinogradProduct:
     """The layer's WinogradProduct, its weights transformed and uploaded on first use (one
     transfer, into layer.winograd_allocator, at the storage precision of layer.weight_gpu)."""
-    from types import SimpleNamespace
-
     from .command import VkTransfer
 
     if layer.winograd_product is None:

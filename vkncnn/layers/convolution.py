@@ -90,6 +90,10 @@ class Convolution(Layer):
         self.group = 1
         # numpy path: give the output channels-last (set by vkncnn/channels_last.py)
         self.channels_last_top = False
+        # GPU: the allocator of a layer that may take the Winograd path (set at upload)
+        # and that path's weights, made on first use (gpu/winograd.py)
+        self.winograd_allocator = None
+        self.winograd_product = None
 
     # -- params ------------------------------------------------------------------------------
     def load_param(self, pd) -> int:
@@ -292,7 +296,7 @@ class Convolution(Layer):
 
     def destroy_pipeline(self, opt) -> int:
         forget_pipelines(self)
-        if getattr(self, "winograd_product", None) is not None:
+        if self.winograd_product is not None:
             forget_pipelines(self.winograd_product)
         return 0
 
