@@ -217,6 +217,27 @@ def selu(x: np.ndarray, alpha: float, lambd: float) -> np.ndarray:
     return np.where(x < 0, neg, x * np.float32(lambd)).astype(np.float32, copy=False)
 
 
+def celu(x: np.ndarray, alpha: float = 1.0) -> np.ndarray:
+    """CELU: x for x >= 0, alpha * (exp(x / alpha) - 1) below."""
+    a = np.float32(alpha)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        neg = (np.exp(np.minimum(x, np.float32(0)) / a) - np.float32(1)) * a
+    return np.where(x < 0, neg, x).astype(np.float32, copy=False)
+
+
+def shrink(x: np.ndarray, bias: float = 0.0, lambd: float = 0.5) -> np.ndarray:
+    """Shrink: x + bias below -lambd, x - bias above lambd, 0 between (soft/hard shrink)."""
+    b, lam = np.float32(bias), np.float32(lambd)
+    return np.where(x < -lam, x + b, np.where(x > lam, x - b, np.float32(0))).astype(np.float32, copy=False)
+
+
+def bnll(x: np.ndarray) -> np.ndarray:
+    """BNLL: log(1 + exp(x)), written x + log(1 + exp(-x)) for x > 0 so it cannot overflow."""
+    with np.errstate(over="ignore"):
+        e = np.exp(-np.abs(x))
+        return (np.maximum(x, np.float32(0)) + np.log1p(e)).astype(np.float32, copy=False)
+
+
 def prelu(x: np.ndarray, slope: np.ndarray) -> np.ndarray:
     """PReLU: x * slope where x < 0. `slope` is 1 value or one per channel (numpy axis 0)."""
     s = np.asarray(slope, np.float32)

@@ -55,6 +55,10 @@ const int OP_SOFTPLUS = 16;
 const int OP_COPY = 17;         // Cast to the same values (int8 -> fp32, type to itself)
 const int OP_ROUND_FP16 = 18;   // Cast through fp16
 const int OP_ROUND_BF16 = 19;   // Cast through bf16
+const int OP_ERF = 20;
+const int OP_CELU = 21;         // p0 alpha
+const int OP_SHRINK = 22;       // p0 bias, p1 lambd
+const int OP_BNLL = 23;
 const int OP_UNARY = 32;        // + UnaryOp op_type 0..27
 
 const float FLT_MAX = 3.402823466e+38;
@@ -270,6 +274,11 @@ afp activation(afp x)
     if (op == OP_SELU)
         return x < afp(0.f) ? (exp(x) - afp(1.f)) * afp(p0) * afp(p1) : x * afp(p1);
     if (op == OP_SOFTPLUS) return log(afp(1.f) + exp(x));
+    if (op == OP_ERF) return erf_(x);
+    if (op == OP_CELU) return x < afp(0.f) ? afp(p0) * (exp(x / afp(p0)) - afp(1.f)) : x;
+    if (op == OP_SHRINK)
+        return x < afp(-p1) ? x + afp(p0) : x > afp(p1) ? x - afp(p0) : afp(0.f);
+    if (op == OP_BNLL) return max(x, afp(0.f)) + log1p_(exp(-abs(x)));
     if (op == OP_ROUND_FP16) return afp(round_fp16(float(x)));
     if (op == OP_ROUND_BF16) return afp(round_bf16(float(x)));
     if (op >= OP_UNARY) return unary(op - OP_UNARY, x);

@@ -32,7 +32,17 @@ FLAG_FP32 = b"\0\0\0\0"
 # Layers whose first load is the weight matrix, with the param id of their output count.
 _WEIGHTED = {"Convolution", "ConvolutionDepthWise", "Deconvolution", "DeconvolutionDepthWise",
              "Convolution1D", "InnerProduct", "Convolution3D", "ConvolutionDepthWise3D",
-             "Deconvolution1D", "Deconvolution3D", "ConvolutionDepthWise1D", "DeconvolutionDepthWise1D"}
+             "Deconvolution1D", "Deconvolution3D", "ConvolutionDepthWise1D", "DeconvolutionDepthWise1D",
+             "DeconvolutionDepthWise3D", "DeformableConv2D"}
+
+
+_RECURRENT = {"RNN", "GRU", "LSTM"}
+
+
+# Quantize / Dequantize / Requantize: a value per load (then biases): float -> int8 maps
+# +-4 to +-127, int32 accumulators of that size map back near unit range.
+_QUANT_SCALES = {"Quantize": (127.0 / 4.0,), "Dequantize": (4.0 / 127.0,),
+                 "Requantize": (4.0 / 127.0, 127.0 / 4.0)}
 
 
 class RecordingModelBin(ModelBin):
@@ -74,6 +84,10 @@ class RecordingModelBin(ModelBin):
             # He init: each output sums fan_in = (inc/group)*kernel taps products
             outc = max(1, int(getattr(layer, "num_output", 1) or 1))
             return rng.normal(0.0, np.sqrt(2.0 / max(1, n // outc)), n)
+        if kind in _RECURRENT:
+            return self._recurrent(n, k)
+        if kind == "Embed" and k == 0:  # a lookup table: unit-spread rows, as nn.Embedding starts
+            return rng.normal(0.0, 1.0, n)
         if kind == "BatchNorm":  # slope, mean, var, bias
             return [rng.uniform(0.5, 1.5, n), rng.uniform(-0.1, 0.1, n),
                     rng.uniform(0.5, 1.5, n), rng.uniform(-0.1, 0.1, n)][min(k, 3)]
@@ -86,8 +100,23 @@ class RecordingModelBin(ModelBin):
             return rng.uniform(0.0, 0.3, n)
         if kind == "MemoryData":
             return rng.uniform(-0.5, 0.5, n)
+        if kind in _QUANT_SCALES:  # positive scales sized for activations within +-4
+            return np.full(n, _QUANT_SCALES[kind][k]) if k < len(_QUANT_SCALES[kind]) else rng.uniform(-0.1, 0.1, n)
         return rng.uniform(-0.1, 0.1, n)  # biases and anything else small
 
+
+    def _recurrent(self, n: int, k: int) -> np.ndarray:
+        """RNN / GRU / LSTM: W_xc, bias, W_hc (, W_hr) uniform in +-1/sqrt(hidden) as PyTorch
+        initialises them (bounded gates, no saturation); with int8 the two scale loads that
+        follow fit W_xc's and W_hc's rows."""
+        layer = self.layer
+        hidden = max(1, int(layer.hidden_size))
+        n_weights = 3 if layer.hidden_size == layer.num_output else 4  # LSTM's projection is a 4th
+        if getattr(layer, "int8_scale_term", 0) and k >= n_weights:
+            rows = self.loads[-1][0 if k == n_weights else 2][0].reshape(n, -1)
+            return 127.0 / np.maximum(np.abs(rows).max(axis=1), 1e-6)
+        bound = 1.0 / np.sqrt(hidden)
+        return self.rng.uniform(-bound, bound, n)
 
     def _int8_scales(self, n: int, which: int) -> np.ndarray:
         """Quantization scales that fit the data: weights per output row, then activations.

@@ -29,6 +29,7 @@ from .vkmat import VkMat
 # -- unaryop.comp op codes (the shader's OP_* constants) -----------------------------------
 RELU, SIGMOID, SWISH, GELU, GELU_FAST, HARDSWISH, HARDSIGMOID, CLIP, TANH, ELU, MISH = range(11)
 POWER, EXP, LOG, THRESHOLD, SELU, SOFTPLUS, COPY, ROUND_FP16, ROUND_BF16 = range(11, 20)
+ERF, CELU, SHRINK, BNLL = range(20, 24)
 UNARY_BASE = 32  # UnaryOp op_type k is code UNARY_BASE + k
 ABS = UNARY_BASE + 0
 

@@ -1,0 +1,87 @@
+"""ConvolutionDepthWise1D: grouped 1-D convolution over (channels, length),
+y = activation(conv1d_groups(pad(x), weight) + bias), as pnnx writes for Conv1d(groups > 1).
+
+Weights `[group][num_output/group][num_input/group][kernel_w]` are laid out at load as
+one matrix per group; the forward is conv.py's 2-D kernel on one-row planes (one
+multiply-add per tap when each group has one input channel, else one batched matrix
+product). Pads 4/15 explicit or both -233/-234 (SAME), pad_value 18. dynamic_weight
+(19) takes weight (num_output, num_input/group, kernel_w) and bias from inputs 1 and 2.
+Runs on numpy in GPU nets too (no shader).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from vkncnn.cpu_fallback import conv
+from vkncnn.cpu_fallback.activation import fused_activation
+from vkncnn.errors import ShapeError, WeightError
+from vkncnn.layer import Layer, register_layer
+
+from .alloc_limit import check_elements
+from .window1d import (
+    as_sequence,
+    check_dynamic_inputs,
+    check_groups,
+    check_window1d_params,
+    conv1d_pads,
+    dynamic_bias,
+    load_window1d_params,
+)
+
+
+@register_layer("ConvolutionDepthWise1D")
+class ConvolutionDepthWise1D(Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.one_blob_only = True
+
+    def load_param(self, pd) -> int:
+        load_window1d_params(self, pd, group_id=7)
+        self.pad_value = pd.get(18, 0.0)
+        self.dynamic_weight = pd.get(19, 0)
+        self.one_blob_only = not self.dynamic_weight
+        check_window1d_params(self)
+        return 0
+
+    def load_model(self, mb) -> int:
+        if self.dynamic_weight:
+            return 0
+        weight = mb.load(self.weight_data_size, 0)
+        if weight.dtype == np.int8:
+            raise WeightError("int8 weights, but this layer has no int8 inference")
+        self.bias_data = mb.load(self.num_output, 1) if self.bias_term else None
+        self.num_input_g = self.weight_data_size // (self.num_output * self.kernel_w)
+        self.weight_mat = conv.prepare_conv_weight(weight, self.num_output, self.group, (1, self.kernel_w))
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        if self.dynamic_weight:
+            wmat, kernel_w, bias, inc_g = self._dynamic_weights(bottoms)
+        else:
+            wmat, kernel_w, bias, inc_g = self.weight_mat, self.kernel_w, self.bias_data, self.num_input_g
+        x = as_sequence(bottoms[0], self.type)
+        check_groups(x.shape[0], inc_g, self.group)
+        left, right = conv1d_pads(x.shape[1], kernel_w, self.stride_w, self.dilation_w, self.pad_left, self.pad_right)
+        check_elements(x.shape[0] * (x.shape[1] + left + right) * max(1, kernel_w), "the padded input")
+        xp = conv.pad_planes(x[:, None, :], 0, 0, left, right, self.pad_value)
+        extent = conv.kernel_extent(kernel_w, self.dilation_w)
+        if xp.shape[2] < extent:
+            raise ShapeError(f"input length {x.shape[1]} (padded {xp.shape[2]}) is shorter than the "
+                             f"kernel extent {extent}")
+        out = conv.conv2d(xp, wmat, (1, kernel_w), (1, self.stride_w), (1, self.dilation_w), bias)
+        return [fused_activation(out[:, 0, :], self.activation_type, self.activation_params)]
+
+    def _dynamic_weights(self, bottoms):
+        """Weight blob (num_output, num_input/group, kernel_w), PyTorch's Conv1d layout."""
+        check_dynamic_inputs(bottoms, self.bias_term)
+        weight = np.asarray(bottoms[1], np.float32)
+        if weight.ndim not in (2, 3):
+            raise ShapeError(f"dynamic weight must be (num_output, num_input/group, kernel_w), got {weight.shape}")
+        outc = weight.shape[0] if weight.ndim == 3 else 1
+        kernel_w = weight.shape[-1]
+        if outc % self.group:
+            raise ShapeError(f"dynamic weight {weight.shape}: {outc} outputs not divisible by group {self.group}")
+        inc_g = weight.size // (outc * kernel_w)
+        wmat = conv.prepare_conv_weight(weight, outc, self.group, (1, kernel_w))
+        return wmat, kernel_w, dynamic_bias(bottoms, self.bias_term, outc), inc_g

@@ -1,0 +1,37 @@
+"""ROIAlign (Mask R-CNN): bilinear samples averaged over pooled_h x pooled_w bins of one box.
+
+Params: 0 pooled_width 0, 1 pooled_height 0, 2 spatial_scale 1.0, 3 sampling_ratio 0
+(0 = adaptive: ceil of the bin size), 4 aligned 0 (shift the box by -0.5 pixel),
+5 version 0 (0 ncnn's original, 1 detectron2's). Bottoms: features (c, h, w) and the
+ROI [x1, y1, x2, y2].
+"""
+
+from vkncnn.cpu_fallback import roi
+from vkncnn.errors import ParamError
+from vkncnn.layer import Layer, register_layer
+from vkncnn.layers.roi_common import check_inputs, check_pooled, feature_planes, roi_box
+
+
+@register_layer("ROIAlign")
+class ROIAlign(Layer):
+    def load_param(self, pd) -> int:
+        self.pooled_width = pd.get(0, 0)
+        self.pooled_height = pd.get(1, 0)
+        self.spatial_scale = pd.get(2, 1.0)
+        self.sampling_ratio = pd.get(3, 0)
+        self.aligned = pd.get(4, 0)
+        self.version = pd.get(5, 0)
+        check_pooled(self, self.pooled_width, self.pooled_height)
+        if self.version not in (0, 1):
+            raise ParamError(f"ROIAlign {self.name!r}: version (param 5) must be 0 (ncnn) or 1 (detectron2), "
+                             f"got {self.version}")
+        if self.sampling_ratio > 1024:
+            raise ParamError(f"ROIAlign {self.name!r}: sampling_ratio (param 3) {self.sampling_ratio} is beyond "
+                             f"any sane sample grid (at most 1024)")
+        return 0
+
+    def forward_cpu(self, bottoms, opt):
+        check_inputs(self, bottoms)
+        x = feature_planes(self, bottoms[0])
+        return [roi.roi_align(x, roi_box(self, bottoms[1]), self.pooled_width, self.pooled_height,
+                              self.spatial_scale, self.sampling_ratio, bool(self.aligned), self.version)]
