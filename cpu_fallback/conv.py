@@ -56,13 +56,22 @@ def conv_padding(h: int, w: int, kernel_hw: tuple[int, int], stride_hw: tuple[in
         wpad = ext_w + (w - 1) // stride_hw[1] * stride_hw[1] - w
         if hpad <= 0 and wpad <= 0:
             return 0, 0, 0, 0
-        # ncnn quirk: once one axis pads, a negative amount on the other axis crops it,
-        # split with C's truncating division
         small_h, small_w = _c_half(hpad), _c_half(wpad)
         if left == SAME_UPPER:  # the odd pixel goes to the bottom/right
-            return small_h, hpad - small_h, small_w, wpad - small_w
-        return hpad - small_h, small_h, wpad - small_w, small_w
+            pads = small_h, hpad - small_h, small_w, wpad - small_w
+        else:
+            pads = hpad - small_h, small_h, wpad - small_w, small_w
+        return same_crop_quirk(hpad, pads)
     return 0, 0, 0, 0
+
+
+def same_crop_quirk(hpad: int, pads: tuple[int, int, int, int]) -> tuple[int, int, int, int]:
+    """ncnn quirk of SAME padding when one axis pads and the other needs a negative amount
+    (kernel smaller than the stride): the negative amount crops. Measured against ncnn: the
+    width's is split as the pads are (C's truncating halves), the height's all comes off
+    the bottom rows."""
+    top, bottom, left, right = pads
+    return (0, hpad, left, right) if hpad < 0 else pads
 
 
 def _c_half(n: int) -> int:

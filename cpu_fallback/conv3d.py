@@ -10,7 +10,8 @@ weights arrive prepared by the layer at load time:
   gives every tap's contribution, scattered into the output with one strided add per tap.
 
 Padding follows ncnn's make_padding on three axes: explicit pads when any is positive,
-SAME_UPPER when all six are -233, SAME_LOWER when all six are -234; a SAME amount that
+SAME_UPPER when all six are -233, SAME_LOWER when all six are -234 (ncnn's SAME_LOWER
+puts the odd pad of the depth axis after, like SAME_UPPER: kept); a SAME amount that
 comes out negative on one axis (kernel smaller than stride) crops there, as ncnn's
 copy_make_border_3d does.
 """
@@ -43,8 +44,17 @@ def same_or_explicit_pads(sizes, kernels, strides, dilations, pads) -> list[tupl
             return [(0, 0)] * len(sizes)
         halves = [_c_half(a) for a in amounts]   # C division: a negative amount crops
         if mode == SAME_UPPER:                   # the odd pixel goes after
-            return [(h, a - h) for h, a in zip(halves, amounts)]
-        return [(a - h, h) for h, a in zip(halves, amounts)]
+            pairs = [(h, a - h) for h, a in zip(halves, amounts)]
+        else:
+            pairs = [(a - h, h) for h, a in zip(halves, amounts)]
+            if len(sizes) == 3:  # ncnn's SAME_LOWER pads depth the SAME_UPPER way: kept to match it
+                pairs[0] = (halves[0], amounts[0] - halves[0])
+        if len(sizes) != 3:
+            return pairs
+        # ncnn's copy_make_border_3d crops a negative amount before the depth or height
+        # axis from the end instead (rows are copied from the first on); on w it crops
+        # in front as copy_make_border does. Measured against pip ncnn; kept to match it
+        return [(0, b + a) if b < 0 and axis < 2 else (b, a) for axis, (b, a) in enumerate(pairs)]
     return [(0, 0)] * len(sizes)
 
 

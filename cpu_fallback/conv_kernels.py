@@ -34,6 +34,10 @@ from .winograd import prepare_winograd_weight, winograd_conv3x3
 # won up to 28 columns (0.6-0.83 of the time) and lost from 56 (1.09-1.29)
 IM2COL_ROWS_MAX_W = 32
 
+# bias rows of this many floats at most (_add_bias_rows): from 2**13 on, numpy's add ran
+# 1.5-2x faster than at 2**10-2**12 (no gain past 2**14)
+BIAS_ROW_FLOATS = 1 << 14
+
 
 class ConvKernel:
     def __init__(self, weight_mat: np.ndarray, kernel_hw, stride_hw, dilation_hw,
@@ -57,6 +61,7 @@ class ConvKernel:
                               and self.dilation_hw == (1, 1) and self.groups == 1)
         self._winograd_weights: dict[int, np.ndarray] = {}
         self._depthwise_tiles: dict = {}  # depthwise weight rows per output width
+        self._bias_rows: dict[int, np.ndarray] = {}  # bias repeated along output rows, per pixel count
         self.bias_source = bias  # what the owning layer passed, to notice a replacement
 
     def __call__(self, x: np.ndarray, pads: tuple[int, int, int, int], pad_value: float = 0.0,
@@ -153,10 +158,34 @@ class ConvKernel:
         out = np.empty((oh * ow, self.outc), np.float32)
         np.matmul(cols.T, self.weight[0].T, out=out)
         if self.bias is not None:
-            np.add(out, self.bias, out=out)
+            self._add_bias_rows(out)
         if self.activation is not None:
             self.activation(out)
         return out.reshape(oh, ow, self.outc).transpose(2, 0, 1)
+
+    def _add_bias_rows(self, out: np.ndarray) -> None:
+        """out (n, outc) += bias, through rows of several pixels.
+
+        Broadcasting the bias over (n, outc) makes numpy's inner loop one pixel (outc
+        floats) long; the bias repeated r times (r | n, r*outc <= BIAS_ROW_FLOATS) makes
+        it long enough for its SIMD loop. Measured alone: 12544 x 96 0.243 -> 0.110 ms,
+        12544 x 16 0.077 -> 0.019, 3136 x 144 0.086 -> 0.045, 196 x 672 0.021 -> 0.013;
+        whole layers (1 thread, interleaved, minima): MobileNetV2 conv2_2/expand 0.827 ->
+        0.726 ms, all its channels-last convolutions 8.04 -> 7.60 ms, MobileNetV3's 5.85
+        -> 5.48, MobileNet's 11.89 -> 11.60, ShuffleNetV2's 1.82 -> 1.76.
+        """
+        n = out.shape[0]
+        row = self._bias_rows.get(n)
+        if row is None:
+            row = np.tile(self.bias, _divisor_at_most(n, BIAS_ROW_FLOATS // self.outc))
+            self._bias_rows[n] = row
+        rows = out.reshape(-1, row.size)
+        np.add(rows, row, out=rows)
+
+
+def _divisor_at_most(n: int, limit: int) -> int:
+    """The largest divisor of n that is <= limit (at least 1)."""
+    return max((d for d in range(1, min(n, max(limit, 1)) + 1) if n % d == 0), default=1)
 
 
 def winograd_tile(inc: int, outc: int, oh: int, ow: int) -> int:

@@ -5,16 +5,28 @@ from __future__ import annotations
 import numpy as np
 
 
+def rms_group_axes(shape: tuple, affine_size: int) -> tuple:
+    """The innermost numpy axes normalised together, as ncnn's x86 RMSNorm picks them:
+    rows (w) when affine_size == w (always for 1-D/2-D), (h, w) planes of a 4-D blob when
+    affine_size == w * h, else whole channels."""
+    ndim = len(shape)
+    if ndim <= 2 or affine_size == shape[-1]:
+        return (ndim - 1,)
+    if ndim == 4 and affine_size == shape[-1] * shape[-2]:
+        return (2, 3)
+    return tuple(range(1, ndim))
+
+
 def rms_norm(x: np.ndarray, gamma: np.ndarray | None, eps: float, affine_size: int) -> np.ndarray:
-    """x / sqrt(mean(x^2) + eps) * gamma over rows (w), or whole channels when affine_size != w."""
-    if x.ndim == 3 and affine_size != x.shape[-1]:
-        flat = x.reshape(x.shape[0], -1)
-        return rms_norm(flat, gamma.reshape(-1) if gamma is not None else None, eps, flat.shape[-1]).reshape(x.shape)
-    ms = np.mean(np.square(x, dtype=np.float32), axis=-1, keepdims=True, dtype=np.float32)
-    y = x * (np.float32(1) / np.sqrt(ms + np.float32(eps)))
+    """x / sqrt(mean(x^2) + eps) * gamma over the groups rms_group_axes picks."""
+    axes = rms_group_axes(x.shape, affine_size)
+    inner = int(np.prod([x.shape[a] for a in axes]))
+    flat = x.reshape(-1, inner)
+    ms = np.mean(np.square(flat, dtype=np.float32), axis=-1, keepdims=True, dtype=np.float32)
+    y = flat * (np.float32(1) / np.sqrt(ms + np.float32(eps)))
     if gamma is not None:
-        y = y * gamma
-    return y.astype(np.float32, copy=False)
+        y = y * gamma.reshape(-1)
+    return y.reshape(x.shape).astype(np.float32, copy=False)
 
 
 def rotary_embed(x: np.ndarray, cos: np.ndarray, sin: np.ndarray, interleaved: bool) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .conv import place_in_border
+from .conv import place_in_border, same_crop_quirk
 from .shape import PAD_CONSTANT, pad_last_axes
 
 FLT_MAX = np.float32(np.finfo(np.float32).max)
@@ -70,11 +70,11 @@ def pooling_pads(h: int, w: int, kernel: tuple[int, int], stride: tuple[int, int
     if hpad <= 0 and wpad <= 0:
         return (0, 0, 0, 0)
     # ncnn pads both axes together, so a negative amount on one axis (kernel < stride)
-    # is passed on as is and crops; halves use C division, which truncates toward zero
+    # is passed on and crops (conv.same_crop_quirk); halves use C's truncating division
     hh, wh = int(hpad / 2), int(wpad / 2)
     if pad_mode == 2:
-        return (hh, hpad - hh, wh, wpad - wh)
-    return (hpad - hh, hh, wpad - wh, wh)
+        return same_crop_quirk(hpad, (hh, hpad - hh, wh, wpad - wh))
+    return same_crop_quirk(hpad, (hpad - hh, hh, wpad - wh, wh))
 
 
 def _c_mod(a: int, b: int) -> int:

@@ -56,7 +56,10 @@ def pooling3d_pads(sizes, kernel, stride, pads, pad_mode: int) -> list[tuple[int
     halves = [int(a / 2) for a in amounts]   # C division; a negative amount crops
     if pad_mode == 2:
         return [(h, a - h) for h, a in zip(halves, amounts)]
-    return [(a - h, h) for h, a in zip(halves, amounts)]
+    # SAME_LOWER puts the larger half before on h and w, but ncnn's Pooling3D pads depth
+    # the SAME_UPPER way (dpad / 2 in front): kept, so results match ncnn
+    lower = [(a - h, h) for h, a in zip(halves, amounts)]
+    return [(halves[0], amounts[0] - halves[0])] + lower[1:]
 
 
 def window_pool3d(x: np.ndarray, pooling_type: int, kernel, stride, pads, pad_mode: int,

@@ -12,6 +12,7 @@ COMMANDS = {
     "build-spirv": ("vkncnn.tools.build_spirv", "precompile the built-in shaders"),
     "compare": ("vkncnn.tools.compare_models", "every benchmark model against real ncnn"),
     "fuzz": ("vkncnn.tools.fuzz", "fuzz the model loaders with mutated real files"),
+    "layerfuzz": ("vkncnn.tools.layer_fuzz", "random one-layer models, vkncnn against real ncnn"),
 }
 
 

@@ -129,12 +129,17 @@ def _round_fp16(a: np.ndarray) -> np.ndarray:
 def random_layer_weights(type_name: str, params: dict, n_inputs: int, n_outputs: int = 1,
                          seed: int = 0) -> bytes:
     """Seeded weights of the right sizes for a layer, asked from the layer itself."""
+    return random_net_weights(layer_param_text(type_name, params, n_inputs, n_outputs), seed)
+
+
+def random_net_weights(param_text: str, seed: int = 0) -> bytes:
+    """Seeded weights of the right sizes for every layer of a .param, asked from the layers."""
     from .net import Net
     from .tools.randweights import RecordingModelBin
 
     net = Net()
     net.opt.use_vulkan_compute = False
-    net.load_param_mem(layer_param_text(type_name, params, n_inputs, n_outputs))
+    net.load_param_mem(param_text)
     mb = RecordingModelBin(seed)
     for layer in net.layers():
         mb.start_layer(layer)

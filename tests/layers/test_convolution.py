@@ -85,6 +85,16 @@ def test_same_crops_when_other_axis_pads(mode, h, w, stride):
     check_layer("Convolution", params, conv_weights(4, 3, 1, kh=3, bias=False), [rand(3, h, w)])
 
 
+@pytest.mark.parametrize("mode", [-233, -234])
+@pytest.mark.parametrize("gpu", [False, True])
+@pytest.mark.parametrize("h,w,stride_h", [(6, 8, 3), (9, 7, 4), (7, 8, 3)])
+def test_same_crops_bottom_rows_when_width_pads(mode, gpu, h, w, stride_h):
+    """The mirror case: a 1x3 kernel pads w, and ncnn takes h's negative amount all off the
+    bottom (not split as on w)."""
+    params = conv_params(4, 3, 3, kh=1, bias=False, extra={4: mode, 13: stride_h})
+    check_layer("Convolution", params, conv_weights(4, 3, 3, kh=1, bias=False), [rand(3, h, w)], gpu=gpu)
+
+
 @pytest.mark.parametrize("pads", [{4: 1}, {4: -233, 3: 2}, {4: -234, 3: 2}, {4: 0, 15: 2, 14: 1, 16: 0}])
 def test_pad_value(pads):
     params = conv_params(4, 3, 3, extra={18: -0.75, **pads})

@@ -82,3 +82,17 @@ def test_bad_params_raise(params):
 def test_in_gpu_net():
     check_in_gpu_net(TYPE, params3d(8, 4, (3, 3, 3), extra={4: 1, 3: 2, 9: 1}), weights3d(8, 4, (3, 3, 3)),
                      [rand(4, 5, 6, 7)])
+
+
+@pytest.mark.parametrize("kernel,stride,dhw", [
+    ((2, 1, 2), (1, 2, 2), (2, 4, 6)),   # SAME crops h (-1) while d pads
+    ((1, 2, 1), (2, 1, 2), (6, 3, 4)),   # crops w and d while h pads
+    ((1, 1, 2), (2, 2, 1), (5, 4, 3)),
+    ((2, 2, 2), (1, 1, 1), (3, 4, 5))])  # odd amount on every axis
+@pytest.mark.parametrize("mode", [-233, -234])
+def test_same_pads_match_ncnn_quirks(kernel, stride, dhw, mode):
+    """ncnn's SAME_LOWER puts depth's odd pad after, and its 3-D border crops a negative
+    amount before d or h at the end (found by tools/layer_fuzz: vkncnn differed)."""
+    sd, sh, sw = stride
+    extra = {4: mode, 3: sw, 13: sh, 23: sd}
+    check_layer(TYPE, params3d(3, 3, kernel, extra=extra), weights3d(3, 3, kernel), [rand(3, *dhw)])

@@ -77,3 +77,11 @@ def test_tiny_inputs_match_ncnn(resize_type, align_corner):
         for oh, ow in [(1, 1), (4, 5), (7, 2), (2, 9)]:
             check_layer("Interp", {0: resize_type, 3: oh, 4: ow, 6: align_corner}, [], [rand(*shape)])
         check_layer("Interp", {0: resize_type, 1: 3.0, 2: 2.5, 6: align_corner}, [], [rand(*shape)])
+
+
+@pytest.mark.parametrize("height_scale", [0.5, 0.75, 2.0])
+@pytest.mark.parametrize("resize_type", [1, 2, 3])
+def test_2d_blob_ignores_height_scale(height_scale, resize_type):
+    """A 2-D blob keeps its rows, so a height_scale that would round one row to 0 is fine
+    (found by tools/layer_fuzz: vkncnn raised 'output size 0x5 is not positive')."""
+    check_layer("Interp", {0: resize_type, 1: height_scale, 2: 0.5}, [], [rand(1, 11)])

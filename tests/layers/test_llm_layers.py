@@ -4,7 +4,12 @@ import numpy as np
 import pytest
 
 from tests.oracle import check_layer, rand, raw
+from vkncnn.gpu.instance import get_gpu_count
 from vkncnn.testing import run_layer
+
+
+def gpu_available() -> bool:
+    return get_gpu_count() > 0
 
 
 @pytest.mark.parametrize("shape", [(16,), (5, 16), (3, 4, 16), (2, 3, 8)])
@@ -14,6 +19,19 @@ def test_rmsnorm(shape, affine, eps):
     size = shape[-1] if len(shape) < 3 or shape == (3, 4, 16) else shape[-1] * shape[-2]
     weights = [raw(rand(size, seed=2, lo=0.5, hi=1.5))] if affine else []
     check_layer("RMSNorm", {0: size, 1: eps, 2: affine}, weights, [rand(*shape)])
+
+
+@pytest.mark.parametrize("shape,size", [((8, 5, 6, 8), 8), ((8, 5, 6, 8), 48), ((8, 5, 6, 8), 240),
+                                        ((5, 2, 4, 1), 4), ((3, 2, 7), 14)])
+@pytest.mark.parametrize("affine", [0, 1])
+@pytest.mark.parametrize("gpu", [False, True])
+def test_rmsnorm_groups_of_4d_blobs(shape, size, affine, gpu):
+    """ncnn normalises a 4-D blob by rows (affine_size == w), by (h, w) planes (== w*h) or by
+    channels (found by tools/layer_fuzz: vkncnn used rows, and broadcast gamma wrongly)."""
+    if gpu and not gpu_available():
+        pytest.skip("no Vulkan device")
+    weights = [raw(rand(size, seed=2, lo=0.5, hi=1.5))] if affine else []
+    check_layer("RMSNorm", {0: size, 1: 0.001, 2: affine}, weights, [rand(*shape)], gpu=gpu)
 
 
 @pytest.mark.parametrize("interleaved", [0, 1])

@@ -151,7 +151,7 @@ def test_bad_mask_and_cache_raise():
         _run(params, weights, [rand(4, 6), rand(3, 8), rand(3, 8)], 3)
 
 
-@pytest.mark.parametrize("params", [{0: 8, 1: 3, 2: 48}, {0: 8, 1: 2, 2: 47}, {0: 8, 1: 2, 2: 48, 18: 1}])
+@pytest.mark.parametrize("params", [{0: 8, 1: 3, 2: 48}, {0: 8, 1: 2, 2: 47}, {0: 8, 1: 2, 2: 48, 18: 5}])
 def test_bad_params_raise(params):
     with pytest.raises(ParamError):
         _run(params, [], [rand(4, 6)])

@@ -79,3 +79,13 @@ def _run(net, x):
 @pytest.mark.parametrize("c", [2, 4, 8])
 def test_four_dim_input_pools_first_depth_slice_like_ncnn(params, c):
     check_layer("Pooling", params, [], [rand(c, 3, 7, 9)])
+
+
+@pytest.mark.parametrize("pad_mode", [2, 3])
+@pytest.mark.parametrize("pooling_type", [0, 1])
+@pytest.mark.parametrize("gpu", [False, True])
+def test_same_crops_bottom_rows_when_width_pads(pad_mode, pooling_type, gpu):
+    """SAME with a 1x4 window, stride 3x2: w pads while h's amount is negative; ncnn crops
+    all of h's off the bottom rows (found by tools/layer_fuzz.py)."""
+    params = {0: pooling_type, 1: 4, 11: 1, 2: 2, 12: 3, 5: pad_mode}
+    check_layer("Pooling", params, [], [rand(3, 9, 8)], gpu=gpu)

@@ -52,3 +52,12 @@ def test_window_larger_than_input_raises():
 @needs_gpu
 def test_in_gpu_net():
     check_in_gpu_net(TYPE, {0: 1, 1: 3, 2: 2, 3: 1, 5: 0}, [], [rand(8, 5, 6, 7)])
+
+
+@pytest.mark.parametrize("ptype", [0, 1])
+@pytest.mark.parametrize("include_pad", [0, 1])
+@pytest.mark.parametrize("shape", [(5, 5, 3, 4), (16, 7, 2, 7), (3, 4, 4, 4)])
+def test_same_lower_pads_depth_like_ncnn(ptype, include_pad, shape):
+    """ncnn's SAME_LOWER puts the odd pad after on depth, before on h and w (found by
+    tools/layer_fuzz: vkncnn put it before on all three axes)."""
+    check_layer(TYPE, {0: ptype, 1: 2, 2: 1, 5: 3, 6: include_pad}, [], [rand(*shape)])

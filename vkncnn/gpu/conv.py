@@ -1,6 +1,7 @@
 """Recording the convolution family on the GPU: Convolution, ConvolutionDepthWise,
-Deconvolution, DeconvolutionDepthWise and Convolution1D all come here, and the shape of
-the product picks the shader (conv_path, use_tensor_cores)."""
+Deconvolution, DeconvolutionDepthWise and the 1-D layers (Convolution1D,
+ConvolutionDepthWise1D, Deconvolution1D, DeconvolutionDepthWise1D: one-row planes) all
+come here, and the shape of the product picks the shader (conv_path, use_tensor_cores)."""
 
 from __future__ import annotations
 
@@ -72,6 +73,22 @@ def conv_input_planes(x, cmd, opt, flat: bool, type_name: str):
         raise ShapeError(f"{type_name} takes (c, h, w) input; got 4-D {x.numpy_shape()} with depth > 1 "
                          "(use Convolution3D)")
     return x, Plane(x.c * x.elempack, x.h, x.w, x.w * x.h, x.elempack)
+
+
+def sequence_input_planes(x, type_name: str):
+    """(tensor, Plane) reading `x` as the 1-D convolutions do: a (channels, length) blob as
+    `channels` planes of 1 x length. A 1-D blob is one channel; a (1, h, w) blob is the
+    same memory as (h, w) and becomes that 2-D view, so that a later repack (the depthwise
+    path packs input like output) packs its rows, not its single channel."""
+    shape = x.numpy_shape()
+    if x.dims == 1:
+        return x, Plane(1, 1, shape[0], shape[0], 1)  # the same bytes in either packing
+    if x.dims == 3 and shape[0] == 1:
+        x = x.reshape(shape[2], shape[1], dims=2)  # c == 1: elempack 1, rows contiguous
+        shape = shape[1:]
+    if x.dims != 2:
+        raise ShapeError(f"{type_name} takes (channels, length) input, got {x.dims}-D {shape}")
+    return x, Plane(shape[0], 1, shape[1], shape[1], x.elempack)
 
 
 def conv_path(inc_g: int, outc_g: int, group: int) -> str:

@@ -17,6 +17,7 @@ which is what `pack_into` / `unpack` below rely on.
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numpy as np
 
@@ -183,6 +184,20 @@ def storage_dtype(host_dtype, opt, vkdev) -> np.dtype:
 
 
 # -- host layout ------------------------------------------------------------------------------
+# Axis orders as plain transposes, not np.moveaxis: these run on every inference's input and
+# output, where moveaxis's argument normalisation cost more than the small copies themselves.
+@functools.cache
+def _pack_axes(ndim: int) -> tuple[int, ...]:
+    """(items, p, ...) -> (items, ..., p)."""
+    return (0,) + tuple(range(2, ndim)) + (1,)
+
+
+@functools.cache
+def _unpack_axes(ndim: int) -> tuple[int, ...]:
+    """(items, ..., p) -> (items, p, ...)."""
+    return (0, ndim - 1) + tuple(range(1, ndim - 1))
+
+
 def pack_into(dst: np.ndarray, src: np.ndarray, elempack: int) -> None:
     """Write unpacked `src` into `dst` (shape = VkMat.packed_shape()), casting to dst.dtype.
 
@@ -197,7 +212,7 @@ def pack_into(dst: np.ndarray, src: np.ndarray, elempack: int) -> None:
     rest = src.shape[1:]
     if full:
         grouped = src[: full * elempack].reshape((full, elempack) + rest)
-        np.copyto(dst[:full], np.moveaxis(grouped, 1, -1), casting="unsafe")
+        np.copyto(dst[:full], grouped.transpose(_pack_axes(grouped.ndim)), casting="unsafe")
     if full < dst.shape[0]:
         dst[full:] = 0
         tail = n - full * elempack
@@ -213,5 +228,5 @@ def unpack(packed: np.ndarray, elempack: int, n: int | None = None, dtype=np.flo
         items, rest = packed.shape[0], packed.shape[1:-1]
         out = np.empty((items * elempack,) + rest, dtype)
         # one pass: transpose (items, ..., p) -> (items, p, ...) and cast
-        np.copyto(out.reshape((items, elempack) + rest), np.moveaxis(packed, -1, 1), casting="unsafe")
+        np.copyto(out.reshape((items, elempack) + rest), packed.transpose(_unpack_axes(packed.ndim)), casting="unsafe")
     return out if n is None or n == out.shape[0] else out[:n].copy()

@@ -5,8 +5,8 @@ Weights `[group][num_output/group][num_input/group][kernel_w]` are laid out at l
 one matrix per group; the forward is conv.py's 2-D kernel on one-row planes (one
 multiply-add per tap when each group has one input channel, else one batched matrix
 product). Pads 4/15 explicit or both -233/-234 (SAME), pad_value 18. dynamic_weight
-(19) takes weight (num_output, num_input/group, kernel_w) and bias from inputs 1 and 2.
-Runs on numpy in GPU nets too (no shader).
+(19) takes weight (num_output, num_input/group, kernel_w) and bias from inputs 1 and 2,
+and runs on numpy; static weights run on the GPU as ConvolutionDepthWise with kernel_h 1.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ShapeError, WeightError
+from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_path, record_conv, sequence_input_planes
+from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
 from .alloc_limit import check_elements
@@ -35,6 +37,9 @@ class ConvolutionDepthWise1D(Layer):
     def __init__(self) -> None:
         super().__init__()
         self.one_blob_only = True
+        self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         load_window1d_params(self, pd, group_id=7)
@@ -42,6 +47,7 @@ class ConvolutionDepthWise1D(Layer):
         self.dynamic_weight = pd.get(19, 0)
         self.one_blob_only = not self.dynamic_weight
         check_window1d_params(self)
+        self.support_vulkan = not self.dynamic_weight  # weights that arrive as blobs run on numpy
         return 0
 
     def load_model(self, mb) -> int:
@@ -85,3 +91,49 @@ class ConvolutionDepthWise1D(Layer):
         inc_g = weight.size // (outc * kernel_w)
         wmat = conv.prepare_conv_weight(weight, outc, self.group, (1, kernel_w))
         return wmat, kernel_w, dynamic_bias(bottoms, self.bias_term, outc), inc_g
+
+    # -- GPU -----------------------------------------------------------------------------------
+    # A sequence is a one-row image: the (channels, length) tensor read as `channels` planes of
+    # 1 x length goes through the 2-D grouped convolution with kernel_h = 1, so the shader is
+    # picked exactly as for ConvolutionDepthWise (depthwise, small groups, matrix product).
+    def create_pipeline(self, opt) -> int:
+        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
+
+    def destroy_pipeline(self, opt) -> int:
+        forget_pipelines(self)
+        return 0
+
+    @property
+    def _gpu_path(self) -> str:
+        return conv_path(self.num_input_g, self.num_output // self.group, self.group)
+
+    def upload_model(self, cmd, opt) -> int:
+        """weight_mat is (g, outc_g, inc_g*kw): [tap][channel] for the depthwise shader,
+        [oc][ic][tap] as it is for small groups, [g][oc][tap][ic] for the matrix product."""
+        path = self._gpu_path
+        if path == "depthwise":
+            weight = self.weight_mat.reshape(self.group, self.kernel_w).T
+        elif path == "grouped":
+            weight = self.weight_mat
+        else:
+            weight = self.weight_mat.reshape(self.group, -1, self.num_input_g, self.kernel_w).transpose(0, 1, 3, 2)
+        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
+        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        check_weight_storage(self, bottoms[0])
+        x, plane = sequence_input_planes(bottoms[0], self.type or "ConvolutionDepthWise1D")
+        check_groups(plane.channels, self.num_input_g, self.group)
+        left, right = conv1d_pads(plane.w, self.kernel_w, self.stride_w, self.dilation_w, self.pad_left,
+                                  self.pad_right)
+        extent = conv.kernel_extent(self.kernel_w, self.dilation_w)
+        padded = plane.w + left + right
+        if padded < extent:
+            raise ShapeError(f"input length {plane.w} (padded {padded}) is shorter than the kernel extent {extent}")
+        outw = (padded - extent) // self.stride_w + 1
+        check_elements(self.num_output * outw, "the output")  # absurd pads, before the GPU allocates
+        # the shaders read outside the row as pad_value: only the leading pad is an offset
+        geometry = ConvGeometry(self.kernel_w, 1, self.dilation_w, 1, self.stride_w, 1, 0, left, self.pad_value)
+        return [record_conv(self, cmd, opt, x, plane, (self.num_output, outw), geometry, self._gpu_path,
+                            deconv=False)]

@@ -8,7 +8,7 @@ Weights `[num_output][num_input][kernel_w]` (per group for the DepthWise subclas
 group 7) are prepared at load as one matrix; the forward is conv.py's transposed
 kernel on one-row planes. dynamic_weight (28) takes weight (num_input,
 num_output/group, kernel_w), PyTorch's ConvTranspose1d layout, and bias from inputs
-1 and 2. Runs on numpy in GPU nets too (no shader).
+1 and 2, and runs on numpy; static weights run on the GPU as Deconvolution with kernel_h 1.
 """
 
 from __future__ import annotations
@@ -18,6 +18,8 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_path, record_conv, sequence_input_planes
+from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
 from .alloc_limit import check_elements
@@ -38,6 +40,9 @@ class Deconvolution1D(Layer):
     def __init__(self) -> None:
         super().__init__()
         self.one_blob_only = True
+        self.support_inplace = False
+        self.support_vulkan = True
+        self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
         load_window1d_params(self, pd, group_id=self.group_param)
@@ -48,6 +53,7 @@ class Deconvolution1D(Layer):
         check_window1d_params(self)
         if self.output_pad_right < 0:
             raise ParamError(f"output_pad_right (18) must not be negative, got {self.output_pad_right}")
+        self.support_vulkan = not self.dynamic_weight  # weights that arrive as blobs run on numpy
         return 0
 
     def load_model(self, mb) -> int:
@@ -77,13 +83,30 @@ class Deconvolution1D(Layer):
         out = conv.deconv2d(x[:, None, :], wmat, (1, kernel_w), (1, self.stride_w), (1, self.dilation_w),
                             (0, self.output_pad_right), bias)
         out = fused_activation(out, self.activation_type, self.activation_params)
-        pads = (self.pad_left, self.pad_right, 0, 0)
-        cut = conv.deconv_cut(out, pads, (1, self.output_w))
-        if cut is None:
-            raise ShapeError(f"cannot cut the length-{out.shape[2]} output to pads {pads[:2]} / output_w "
-                             f"{self.output_w}: output_w needs pad -233 or -234 and must not exceed the "
-                             "full output (ncnn gives no result or garbage)")
-        return [np.ascontiguousarray(cut[:, 0, :])]
+        start, length = self._kept_span(out.shape[2])
+        return [np.ascontiguousarray(out[:, 0, start:start + length])]
+
+    def _kept_span(self, full: int) -> tuple[int, int]:
+        """(start, length) of the full output that ncnn keeps after cutting its pads: explicit
+        pads when any is positive, else output_w centred by the SAME mode (conv.deconv_cut's
+        rule on one row). Arithmetic, not a slice of an index array, because the GPU path asks
+        before any output exists and a huge stride must not allocate a huge index row."""
+        left, right = self.pad_left, self.pad_right
+        if left > 0 or right > 0:
+            ok = left >= 0 and right >= 0
+        elif self.output_w > 0:
+            wcut = full - self.output_w
+            upper, lower = conv.SAME_UPPER in (left, right), conv.SAME_LOWER in (left, right)
+            half = wcut // 2
+            left, right = (half, wcut - half) if upper else (wcut - half, half)  # UPPER: odd one right
+            ok = (upper or lower) and wcut >= 0
+        else:
+            return 0, full
+        if not ok or left + right >= full:
+            raise ShapeError(f"cannot cut the length-{full} output to pads {(self.pad_left, self.pad_right)} / "
+                             f"output_w {self.output_w}: output_w needs pad -233 or -234 and must not exceed "
+                             "the full output (ncnn gives no result or garbage)")
+        return left, full - left - right
 
     def _dynamic_weights(self, bottoms):
         check_dynamic_inputs(bottoms, self.bias_term)
@@ -100,3 +123,46 @@ class Deconvolution1D(Layer):
         static = weight.reshape(self.group, inc_g, outc_g, kernel_w).transpose(0, 2, 1, 3)
         wmat = conv.prepare_deconv_weight(static, outc, self.group, (1, kernel_w))
         return wmat, kernel_w, dynamic_bias(bottoms, self.bias_term, outc), inc_g
+
+    # -- GPU -----------------------------------------------------------------------------------
+    # A sequence is a one-row image: the (channels, length) tensor read as `channels` planes of
+    # 1 x length goes through the 2-D transposed convolution with kernel_h = 1 (the shaders
+    # gather per output pixel, so the cut is an offset into the full output, as for
+    # Deconvolution).
+    def create_pipeline(self, opt) -> int:
+        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
+
+    def destroy_pipeline(self, opt) -> int:
+        forget_pipelines(self)
+        return 0
+
+    @property
+    def _gpu_path(self) -> str:
+        return conv_path(self.num_input_g, self.num_output // self.group, self.group)
+
+    def upload_model(self, cmd, opt) -> int:
+        """weight_mat is (g, outc_g*kw, inc_g): [g][oc][tap][ic] as the matrix product reads
+        it; [tap][c] depthwise; [oc][ic][tap] for small groups."""
+        path = self._gpu_path
+        if path == "depthwise":
+            weight = self.weight_mat.reshape(self.group, self.kernel_w).T
+        elif path == "grouped":
+            weight = self.weight_mat.reshape(self.group, -1, self.kernel_w, self.num_input_g).transpose(0, 1, 3, 2)
+        else:
+            weight = self.weight_mat
+        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
+        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        return 0
+
+    def forward_gpu(self, bottoms, cmd, opt):
+        check_weight_storage(self, bottoms[0])
+        x, plane = sequence_input_planes(bottoms[0], self.type or "Deconvolution1D")
+        check_groups(plane.channels, self.num_input_g, self.group)
+        full = (plane.w - 1) * self.stride_w + conv.kernel_extent(self.kernel_w, self.dilation_w) + \
+            self.output_pad_right
+        start, length = self._kept_span(full)
+        check_elements(self.num_output * length, "the transposed convolution's output")
+        # the shaders gather per output position: the cut is just where output 0 sits in the full row
+        geometry = ConvGeometry(self.kernel_w, 1, self.dilation_w, 1, self.stride_w, 1, 0, start)
+        return [record_conv(self, cmd, opt, x, plane, (self.num_output, length), geometry, self._gpu_path,
+                            deconv=True)]

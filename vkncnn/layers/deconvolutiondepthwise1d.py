@@ -2,6 +2,8 @@
 
 `group` (7) splits input and output channels into independent transposed 1-D
 convolutions; weights are `[group][num_output/group][num_input/group][kernel_w]`.
+On the GPU the group sizes pick the shader as for DeconvolutionDepthWise (depthwise,
+small groups, one matrix product per group).
 """
 
 from __future__ import annotations

@@ -10,13 +10,17 @@ scalar, [M], [M, 1], [M, N], [N]/[1, N]; -1 means no C.
 The output is (M, N); output_transpose gives (N, M); output_N1M makes it 3-D with a
 middle axis of 1. output_elempack / output_elemtype only steer ncnn's storage
 (fp32 here) and TILE_M/N/K its blocking; they are read and have no effect.
+
+int8_scale_term (18): a constant A or B may be stored int8, followed by its scales (A
+one per row, B one); every other operand is quantized on the fly, and the product runs
+in exact int32 sums (cpu_fallback/gemm_int8.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from vkncnn.cpu_fallback import gemm
+from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.gemm import GemmOperand, record_gemm
 from vkncnn.gpu.layer_pipelines import as_pack1, forget_pipelines, out_elempack, storage_is_fp16
@@ -53,8 +57,11 @@ class Gemm(Layer):
         self.constant_TILE_M = pd.get(20, 0)
         self.constant_TILE_N = pd.get(21, 0)
         self.constant_TILE_K = pd.get(22, 0)
+        if self.int8_scale_term in (4, 5, 6) or self.int8_scale_term >= 400:
+            # 4-6 ncnn refuses; 400+ are its weight block quantizations (4/6/8-bit blocks)
+            raise ParamError(f"Gemm quantize_term (18={self.int8_scale_term}) is not supported")
         if self.int8_scale_term:
-            raise ParamError(f"Gemm int8/block quantization (18={self.int8_scale_term}) is not supported yet")
+            self.support_vulkan = False  # int8 products run on numpy (exact integer sums)
         if self.constantA and (self.constantM <= 0 or self.constantK <= 0):
             raise ParamError("constantM (7) and constantK (9) must be positive when constantA (4) is set")
         if self.constantB and (self.constantN <= 0 or self.constantK <= 0):
@@ -76,14 +83,20 @@ class Gemm(Layer):
             shape = {0: (1,), 1: (m,), 2: (1, m), 3: (n, m), 4: (n, 1)}[self.constant_broadcast_type_C]
             c = self._float(mb.load(*shape, 0), "C")
             self.C_data = gemm.gemm_broadcast_c(c, self.constant_broadcast_type_C, m, n)
+        self.A_int8_scales = self.B_int8_scale = None
+        if self.int8_scale_term:
+            # an int8-stored constant comes with its scales: A one per row, B one in all
+            if self.constantA:
+                self.A_int8_scales = mb.load(m, 1)
+            if self.constantB:
+                self.B_int8_scale = np.float32(mb.load(1, 1)[0])
         # operands as used by the product, laid out once
         self.A_mat = None if self.A_data is None else (self.A_data.T if self.transA else self.A_data)
         self.B_mat = None if self.B_data is None else (self.B_data.T if self.transB else self.B_data)
         return 0
 
-    @staticmethod
-    def _float(a: np.ndarray, name: str) -> np.ndarray:
-        if a.dtype == np.int8:
+    def _float(self, a: np.ndarray, name: str) -> np.ndarray:
+        if a.dtype == np.int8 and not (self.int8_scale_term and name in "AB"):
             raise WeightError(f"Gemm constant {name} is int8 but int8_scale_term (18) is 0")
         return a
 
@@ -91,26 +104,52 @@ class Gemm(Layer):
         blobs = list(bottoms)
         a = self.A_mat if self.constantA else self._matrix(blobs.pop(0), "A", self.transA)
         b = self.B_mat if self.constantB else self._matrix(blobs.pop(0), "B", self.transB)
+        if self.int8_scale_term and getattr(opt, "use_int8_inference", True):
+            return self._forward_int8(a, b, blobs)
         m, k = a.shape
         if b.shape[0] != k:
             raise ShapeError(f"Gemm: A is {m}x{k} but B is {b.shape[0]}x{b.shape[1]} (after transA/transB)")
-        n = b.shape[1]
-        c = None
+        c = self._c_matrix(blobs, m, b.shape[1])
+        out = gemm.gemm(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), c,
+                        self.alpha, self.beta)
+        return [self._shape_output(out)]
+
+    def _c_matrix(self, blobs, m: int, n: int):
+        """C broadcast to (m, n), or None: the constant, else the next blob, else none."""
         if self.constantC:
             c = self.C_data
             if c is not None and (c.shape[0] not in (1, m) or c.shape[1] not in (1, n)):
                 raise ShapeError(f"Gemm constant C {c.shape} does not broadcast against the {m}x{n} output")
-        elif blobs:
+            return c
+        if blobs:
             blob_c = np.asarray(blobs.pop(0), np.float32)
-            c = gemm.gemm_broadcast_c(blob_c, gemm.gemm_infer_c_type(blob_c, m, n), m, n)
-        out = gemm.gemm(a.astype(np.float32, copy=False), b.astype(np.float32, copy=False), c,
-                        self.alpha, self.beta)
+            return gemm.gemm_broadcast_c(blob_c, gemm.gemm_infer_c_type(blob_c, m, n), m, n)
+        return None
+
+    def _forward_int8(self, a, b, blobs):
+        """int8_scale_term: int8 operands (an int8-stored constant with its scales, anything
+        else quantized on the fly) and exact int32 sums (cpu_fallback/gemm_int8.py)."""
+        m, k = a.shape
+        if b.shape[0] != k:
+            raise ShapeError(f"Gemm: A is {m}x{k} but B is {b.shape[0]}x{b.shape[1]} (after transA/transB)")
+        if a.dtype == np.int8:
+            aq, sa = a, self.A_int8_scales
+        else:
+            aq, sa = gemm_int8.quantize_rows(np.asarray(a, np.float32))
+        if b.dtype == np.int8:
+            bq, sb = b, self.B_int8_scale
+        else:
+            bq, sb = gemm_int8.quantize_whole(np.asarray(b, np.float32))
+        c = self._c_matrix(blobs, m, b.shape[1])
+        return [self._shape_output(gemm_int8.gemm_int8(aq, sa, bq, sb, c, self.alpha, self.beta))]
+
+    def _shape_output(self, out):
         if self.output_transpose:
             out = out.T
         out = np.ascontiguousarray(out)
         if self.output_N1M:
             out = out.reshape(out.shape[0], 1, out.shape[1])
-        return [out]
+        return out
 
     # -- GPU -----------------------------------------------------------------------------------
     def create_pipeline(self, opt) -> int:

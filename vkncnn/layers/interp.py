@@ -90,7 +90,7 @@ class Interp(Layer):
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
         outw, outh = self._target_size(bottoms)
-        if outw <= 0 or outh <= 0:
+        if outw <= 0 or (outh <= 0 and x.ndim != 2):  # a 2-D blob keeps its rows: outh unused
             raise ShapeError(f"Interp: output size {outh}x{outw} for input {x.shape} is not positive")
 
         if x.ndim == 1:
@@ -137,7 +137,7 @@ class Interp(Layer):
         x = bottoms[0]
         shape = x.numpy_shape()
         outw, outh = self._target_size([gather.fake(b.numpy_shape()) for b in bottoms])
-        if outw <= 0 or outh <= 0:
+        if outw <= 0 or (outh <= 0 and len(shape) != 2):  # a 2-D blob keeps its rows: outh unused
             raise ShapeError(f"Interp: output size {outh}x{outw} for input {shape} is not positive")
         ndim = len(shape)
         if ndim == 1:

@@ -14,13 +14,17 @@ kv_cache=1 adds two outputs, the keys and values attended over, as
 (num_heads, seq_len, head_dim); the matching inputs take the previous step's
 outputs (empty on the first step). Self-attention appends the new keys/values to
 the cache; cross-attention reuses a non-empty cache and ignores the new k/v.
+
+int8_scale_term (18): the four weights come int8 (then their scales: q, k, v one per
+row, out one) and, as in ncnn, all six products run in int8 (cpu_fallback/attention_int8.py).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from vkncnn.cpu_fallback import attention
+from vkncnn.cpu_fallback import attention, attention_int8
+from vkncnn.cpu_fallback.conv import float2int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.gemm import GemmOperand, record_gemm
 from vkncnn.gpu.layer_pipelines import as_pack1, cached_pipeline, forget_pipelines, out_elempack, storage_is_fp16
@@ -51,9 +55,11 @@ class MultiHeadAttention(Layer):
         self.scale = pd.get(6, float(np.float32(1) / np.sqrt(np.float32(self.embed_dim // self.num_heads))))
         self.kv_cache = pd.get(7, 0)
         self.int8_scale_term = pd.get(18, 0)
+        if self.int8_scale_term in (4, 5, 6) or self.int8_scale_term >= 400:
+            # 4-6 ncnn refuses; 400+ are its weight block quantizations (4/6/8-bit blocks)
+            raise ParamError(f"MultiHeadAttention quantize_term (18={self.int8_scale_term}) is not supported")
         if self.int8_scale_term:
-            raise ParamError(f"MultiHeadAttention int8/block quantization (18={self.int8_scale_term}) "
-                             "is not supported yet")
+            self.support_vulkan = False  # int8 products run on numpy (exact integer sums)
         if self.weight_data_size <= 0 or self.weight_data_size % self.embed_dim:
             raise ParamError(f"weight_data_size (2) {self.weight_data_size} is not a positive multiple "
                              f"of embed_dim {self.embed_dim}")
@@ -67,15 +73,34 @@ class MultiHeadAttention(Layer):
 
         def linear(out_dim: int, in_dim: int, name: str):
             w = mb.load(out_dim * in_dim, 0)
-            if w.dtype == np.int8:
+            if w.dtype == np.int8 and not self.int8_scale_term:
                 raise WeightError(f"{name} weight is int8 but int8_scale_term (18) is 0")
-            return np.ascontiguousarray(w.reshape(out_dim, in_dim), np.float32), mb.load(out_dim, 1)
+            return w.reshape(out_dim, in_dim), mb.load(out_dim, 1)
 
         self.q_weight, self.q_bias = linear(e, self.qdim, "q")
         self.k_weight, self.k_bias = linear(e, self.kdim, "k")
         self.v_weight, self.v_bias = linear(e, self.vdim, "v")
         self.out_weight, self.out_bias = linear(self.qdim, e, "out")
+        if self.int8_scale_term:
+            self._load_int8(mb)
         return 0
+
+    def _load_int8(self, mb) -> None:
+        """Scales after the weights: q, k, v one per output row, out one for all. The int8
+        weights stay int8 for the products; the float copies are what they stand for."""
+        e = self.embed_dim
+        self.int8_scales = {"q": mb.load(e, 1), "k": mb.load(e, 1), "v": mb.load(e, 1),
+                            "out": np.float32(mb.load(1, 1)[0])}
+        self.int8_weights = {}
+        for name in ("q", "k", "v", "out"):
+            w, s = getattr(self, f"{name}_weight"), self.int8_scales[name]
+            s_rows = s if name != "out" else np.full(w.shape[0], s, np.float32)
+            if w.dtype != np.int8:  # stored fp32: quantize it with its scales
+                w = float2int8(w * s_rows[:, None])
+            self.int8_weights[name] = w
+            with np.errstate(divide="ignore", invalid="ignore"):
+                fp = np.where(s_rows[:, None] == 0, 0, w.astype(np.float32) / s_rows[:, None])
+            setattr(self, f"{name}_weight", np.ascontiguousarray(fp, np.float32))
 
     # -- forward -------------------------------------------------------------------------------
     def forward_cpu(self, bottoms, opt):
@@ -91,9 +116,10 @@ class MultiHeadAttention(Layer):
             raise ShapeError(f"k has {k.shape[0]} rows but v has {v.shape[0]}")
         mask = np.asarray(bottoms[n_qkv], np.float32) if self.attn_mask else None
         heads = self.num_heads
+        int8 = bool(self.int8_scale_term) and getattr(opt, "use_int8_inference", True)
+        project = self._project_int8 if int8 else self._project
 
-        xq = attention.split_heads(attention.project(q, self.q_weight, self.q_bias) * np.float32(self.scale),
-                                   heads)
+        xq = attention.split_heads(project(q, "q", self.scale), heads)
         past_k = past_v = None
         if self.kv_cache:
             base = n_qkv + self.attn_mask
@@ -101,18 +127,31 @@ class MultiHeadAttention(Layer):
         if past_k is not None and n_qkv > 1:
             xk, xv = past_k, past_v   # cross-attention: the cache already holds the encoded source
         else:
-            xk = attention.split_heads(attention.project(k, self.k_weight, self.k_bias), heads)
-            xv = attention.split_heads(attention.project(v, self.v_weight, self.v_bias), heads)
+            xk = attention.split_heads(project(k, "k"), heads)
+            xv = attention.split_heads(project(v, "v"), heads)
             if past_k is not None:
                 xk = np.concatenate([past_k, xk], axis=1)
                 xv = np.concatenate([past_v, xv], axis=1)
 
-        out = attention.attention(xq, xk, xv, mask)
-        y = attention.project(attention.merge_heads(out), self.out_weight, self.out_bias)
+        if int8:
+            out = attention_int8.attention_int8(xq, xk, xv, mask)
+            y = attention_int8.out_project_int8(attention.merge_heads(out), self.int8_weights["out"],
+                                                self.int8_scales["out"], self.out_bias)
+        else:
+            out = attention.attention(xq, xk, xv, mask)
+            y = attention.project(attention.merge_heads(out), self.out_weight, self.out_bias)
         y = np.ascontiguousarray(y, np.float32)
         if self.kv_cache:
             return [y, np.ascontiguousarray(xk, np.float32), np.ascontiguousarray(xv, np.float32)]
         return [y]
+
+    def _project(self, x, name: str, alpha: float = 1.0) -> np.ndarray:
+        y = attention.project(x, getattr(self, f"{name}_weight"), getattr(self, f"{name}_bias"))
+        return y * np.float32(alpha) if alpha != 1.0 else y
+
+    def _project_int8(self, x, name: str, alpha: float = 1.0) -> np.ndarray:
+        return attention_int8.project_int8(x, self.int8_weights[name], self.int8_scales[name],
+                                           getattr(self, f"{name}_bias"), alpha)
 
     # -- GPU -----------------------------------------------------------------------------------
     # Six dispatches, all but one of shaders/gemm.comp, whose strides do every head split

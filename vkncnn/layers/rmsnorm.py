@@ -1,8 +1,11 @@
-"""RMSNorm: x / sqrt(mean(x^2) + eps) * gamma, over each row (affine_size == w) or channel.
+"""RMSNorm: x / sqrt(mean(x^2) + eps) * gamma, over each row (affine_size == w), each (h, w)
+plane of a 4-D blob (affine_size == w * h), or each channel.
 
 GPU: one row reduction (sum of squares -> 1 / rms per row, reduction_rows.comp), then
 normalize_rows.comp scales every element; gamma is indexed by the position in the row.
 """
+
+import numpy as np
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
@@ -29,7 +32,17 @@ class RMSNorm(Layer):
         self.gamma = mb.load(self.affine_size, 1) if self.affine else None
         return 0
 
+    def _check_gamma(self, shape: tuple) -> tuple:
+        """The axes normalised together; gamma must cover exactly them (ncnn would read past it)."""
+        axes = llm.rms_group_axes(shape, self.affine_size)
+        inner = int(np.prod([shape[a] for a in axes]))
+        if self.gamma is not None and self.gamma.size != inner:
+            raise ShapeError(f"RMSNorm gamma has {self.gamma.size} values but input {shape} normalises "
+                             f"{inner} elements together")
+        return axes
+
     def forward_cpu(self, bottoms, opt):
+        self._check_gamma(bottoms[0].shape)
         return [llm.rms_norm(bottoms[0], self.gamma, self.eps, self.affine_size)]
 
     # -- GPU ----------------------------------------------------------------------------
@@ -44,19 +57,10 @@ class RMSNorm(Layer):
         self.gamma_gpu = cmd.record_upload(self.gamma, opt) if self.gamma is not None else None
         return 0
 
-    def _row_axes(self, ndim: int, w: int) -> tuple:
-        """The numpy axes normalised together, as llm.rms_norm chooses them."""
-        if ndim == 3 and self.affine_size != w:
-            return (1, 2)
-        return (ndim - 1,)
-
     def forward_gpu(self, bottoms, cmd, opt):
         x = bottoms[0]
         shape = x.numpy_shape()
-        layout = rows.numpy_axes_layout(x, self._row_axes(len(shape), shape[-1]))
-        if self.gamma is not None and self.gamma.size != layout.row_len:
-            raise ShapeError(f"RMSNorm gamma has {self.gamma.size} values but input {shape} normalises "
-                             f"{layout.row_len} elements together")
+        layout = rows.numpy_axes_layout(x, self._check_gamma(shape))
         # K, for 1 / sqrt(sum / K + eps), travels in the reducer's coeff slot
         return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, None,
                                        coeff=float(layout.row_len))]

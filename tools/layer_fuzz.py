@@ -1,0 +1,248 @@
+"""Differential layer fuzzer: random valid one-layer models, vkncnn against real ncnn.
+
+    python -m vkncnn.tools.layer_fuzz [--layers Convolution,Pooling] [--cases 50] [--seed 0]
+                                      [--paths cpu,gpu,gpu16] [--case N] [--show]
+
+For each layer type with a generator (tools/layer_fuzz_cases*.py) it draws random valid
+params over ncnn's parameter space and random input shapes, runs the one-layer model in
+real ncnn (CPU, fp32, in a child process so a segfault is only a finding) and in vkncnn
+on each path: `cpu` (numpy), `gpu` (Vulkan fp32), `gpu16` (Vulkan fp16 storage; `gpuD`,
+`gpuT` and their fp16 forms take a discrete GPU's kernels: layer_fuzz_discrete.py), and
+prints one line per disagreement with the command that replays it (`--case N --show`).
+
+Case i of a layer is drawn from a generator seeded by (seed, i, layer), so a reported
+case replays alone, on any machine. Exit status 1 when any case failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import zlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from vkncnn.errors import Error as VkncnnError
+from vkncnn.testing import layer_param_text, param_entries, random_net_weights, rel_err, weights_bin
+from vkncnn.tools.layer_fuzz_discrete import base_path, device_profile
+from vkncnn.tools.layer_fuzz_known import known_ncnn_bug
+from vkncnn.tools.ncnn_worker import NcnnCrashed, NcnnWorker
+
+PATHS = ("cpu", "gpu", "gpu16")
+FP32_TOL = 1e-4
+FP16_TOL = 1e-2
+
+
+@dataclass
+class Case:
+    """One layer, its params, inputs and weights (None: seeded random of the sizes it asks for)."""
+    type_name: str
+    params: dict
+    inputs: list
+    weights: object = None
+    n_outputs: int = 1
+    tol: float = FP32_TOL      # fp32 paths
+    tol16: float = FP16_TOL    # fp16 storage path
+    paths: tuple = PATHS       # where this config is meaningful (e.g. no fp16 for exact-integer ops)
+    # a multi-layer case (layer_fuzz_chain.py): its whole .param (inputs in0.., layers
+    # reading them) and the blobs to extract, in extraction order; params then unused
+    text: str = ""
+    outputs: tuple = ()
+
+    def param_text(self) -> str:
+        return self.text or layer_param_text(self.type_name, self.params, len(self.inputs), self.n_outputs)
+
+    def output_names(self) -> list:
+        return list(self.outputs) or [f"out{i}" for i in range(self.n_outputs)]
+
+    def describe(self) -> str:
+        shapes = [tuple(x.shape) for x in self.inputs]
+        if self.text:
+            # each layer as "Type bottoms tops params" (its name and blob counts left out)
+            layers = " | ".join(" ".join(line.split()[:1] + line.split()[4:])
+                                for line in self.text.splitlines()[2:] if not line.startswith("Input"))
+            return f"{layers} inputs={shapes} extract={list(self.outputs)}"
+        return f"{self.type_name} {param_entries(self.params)} inputs={shapes}"
+
+
+@dataclass
+class Outcome:
+    path: str
+    status: str  # ok | mismatch | vk-raised | both-rejected | ncnn-rejected | ncnn-crashed | ncnn-bug
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status in ("mismatch", "vk-raised")
+
+
+@dataclass
+class LayerReport:
+    type_name: str
+    counts: dict = field(default_factory=dict)   # (path, status) -> n
+    failures: list = field(default_factory=list)  # printable lines with the replay command
+    notes: list = field(default_factory=list)     # ncnn crashes / ncnn-only rejections
+
+
+def _case_rng(seed: int, index: int, type_name: str) -> np.random.Generator:
+    return np.random.default_rng([seed, index, zlib.crc32(type_name.encode())])
+
+
+def draw_case(type_name: str, seed: int, index: int):
+    from vkncnn.tools.layer_fuzz_cases import GENERATORS
+
+    return GENERATORS[type_name](_case_rng(seed, index, type_name))
+
+
+def run_vkncnn(text: str, wb: bytes, feed: dict, names: list, path: str) -> dict:
+    with device_profile(path):
+        return _run_vkncnn(text, wb, feed, names, base_path(path))
+
+
+def _run_vkncnn(text: str, wb: bytes, feed: dict, names: list, path: str) -> dict:
+    import vkncnn
+
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = path != "cpu"
+    net.opt.use_fp16_storage = net.opt.use_fp16_packed = path == "gpu16"
+    net.opt.use_fp16_arithmetic = False
+    net.load_param_mem(text)
+    if path != "cpu" and net.gpu is None:
+        raise RuntimeError("no Vulkan device: the GPU paths cannot run")
+    net.load_model(wb)
+    with net.create_extractor() as ex:
+        for name, arr in feed.items():
+            ex.input(name, vkncnn.Mat(arr))
+        return {name: ex.extract(name)[1].numpy() for name in names}
+
+
+def compare(case: Case, want: dict, got: dict, path: str) -> str:
+    """'' when every output agrees within the path's tolerance, else what differs."""
+    path = base_path(path)
+    tol = case.tol16 if path == "gpu16" else case.tol
+    for name, w in want.items():
+        g = got[name]
+        if g.shape != w.shape:
+            return f"{name} shape {g.shape} != ncnn {w.shape}"
+        if path == "gpu16":
+            # beyond fp16's range (e.g. max pooling's -FLT_MAX over a window of padding only)
+            # fp16 storage holds an inf of the same sign: that is the format, not a bug
+            w = np.where((np.abs(w) > 65504) & np.isinf(g) & (np.sign(g) == np.sign(w)), g, w)
+        err = rel_err(g, w)
+        if err > tol:
+            return f"{name} err {err:.3g} > {tol}"
+    return ""
+
+
+def run_case(case: Case, worker: NcnnWorker, paths=PATHS) -> list[Outcome]:
+    text = case.param_text()
+    if case.weights is None:
+        wb = random_net_weights(text)
+    else:
+        wb = weights_bin(case.weights)
+    # int32 inputs (word ids): ncnn reads their bits from a float Mat, vkncnn takes their values
+    feed = {f"in{i}": np.ascontiguousarray(x) if x.dtype == np.int32 else np.ascontiguousarray(x, np.float32)
+            for i, x in enumerate(case.inputs)}
+    ncnn_feed = {k: x.view(np.float32) for k, x in feed.items()}
+    names = case.output_names()
+    try:
+        kind, want = worker.run(text, wb, ncnn_feed, names)
+    except NcnnCrashed as e:
+        kind, want = "crashed", str(e)
+    ncnn_bug = known_ncnn_bug(case)
+    outcomes = []
+    for path in paths:
+        if base_path(path) not in case.paths:
+            continue
+        try:
+            got = run_vkncnn(text, wb, feed, names, path)
+            vk_err = None
+        except VkncnnError as e:
+            vk_err, vk_ours = f"{type(e).__name__}: {e}", True
+        except Exception as e:  # anything but a vkncnn.Error is a bug whatever ncnn did
+            vk_err, vk_ours = f"{type(e).__name__}: {e}", False
+        if vk_err is not None and not vk_ours:
+            outcomes.append(Outcome(path, "vk-raised", vk_err + (f" (ncnn: {want})" if kind != "ok" else "")))
+        elif kind == "crashed":
+            outcomes.append(Outcome(path, "ncnn-crashed", vk_err or "vkncnn computed a result"))
+        elif kind == "error":
+            outcomes.append(Outcome(path, "both-rejected" if vk_err else "ncnn-rejected", want))
+        elif vk_err is not None:
+            outcomes.append(Outcome(path, "vk-raised", vk_err))
+        else:
+            diff = compare(case, want, got, path)
+            outcomes.append(Outcome(path, "mismatch" if diff else "ok", diff))
+        if ncnn_bug and outcomes[-1].status in ("mismatch", "ncnn-crashed"):
+            outcomes[-1] = Outcome(path, "ncnn-bug", f"{ncnn_bug}; {outcomes[-1].detail}")
+    return outcomes
+
+
+def fuzz_layer(type_name: str, cases: int, seed: int = 0, paths=PATHS, worker: NcnnWorker | None = None,
+               start: int = 0) -> LayerReport:
+    own = worker is None
+    worker = worker or NcnnWorker()
+    report = LayerReport(type_name)
+    try:
+        for i in range(start, start + cases):
+            case = draw_case(type_name, seed, i)
+            if case is None:
+                continue
+            for o in run_case(case, worker, paths):
+                key = (o.path, o.status)
+                report.counts[key] = report.counts.get(key, 0) + 1
+                line = (f"[{o.path}] {o.status}: {case.describe()}: {o.detail}\n"
+                        f"    replay: python -m vkncnn.tools.layer_fuzz --layers {type_name} --seed {seed} "
+                        f"--case {i} --paths {o.path} --show")
+                if o.failed:
+                    report.failures.append(line)
+                elif o.status in ("ncnn-crashed", "ncnn-rejected", "ncnn-bug"):
+                    report.notes.append(line)
+    finally:
+        if own:
+            worker.close()
+    return report
+
+
+def _show(type_name: str, seed: int, index: int) -> None:
+    case = draw_case(type_name, seed, index)
+    print(case.param_text())
+    for i, x in enumerate(case.inputs):
+        print(f"in{i}: shape {x.shape}")
+
+
+def main(argv=None) -> int:
+    from vkncnn.tools.layer_fuzz_cases import GENERATORS
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--layers", default=",".join(GENERATORS), help="comma-separated layer types")
+    ap.add_argument("--cases", type=int, default=30, help="cases per layer")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--case", type=int, default=None, help="run only case N (a replay)")
+    ap.add_argument("--paths", default=",".join(PATHS))
+    ap.add_argument("--show", action="store_true", help="print the replayed case's .param and shapes")
+    ap.add_argument("--notes", action="store_true", help="also print ncnn crashes and ncnn-only rejections")
+    args = ap.parse_args(argv)
+    paths = tuple(p for p in args.paths.split(",") if p)
+    worker = NcnnWorker()
+    failed = 0
+    try:
+        for type_name in [t for t in args.layers.split(",") if t]:
+            if args.show and args.case is not None:
+                _show(type_name, args.seed, args.case)
+            start, n = (args.case, 1) if args.case is not None else (0, args.cases)
+            t0 = time.time()
+            rep = fuzz_layer(type_name, n, args.seed, paths, worker, start)
+            summary = " ".join(f"{p}:{s}={c}" for (p, s), c in sorted(rep.counts.items()))
+            print(f"{type_name}: {summary} ({time.time() - t0:.1f}s)", flush=True)
+            for line in rep.failures + (rep.notes if args.notes else []):
+                print("  " + line, flush=True)
+            failed += len(rep.failures)
+    finally:
+        worker.close()
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,50 @@
+"""The fuzzer's `gpuD` / `gpuT` paths (and their fp16 `gpuD16` / `gpuT16`): the Vulkan path
+as a discrete GPU takes it, on whatever device is at hand.
+
+vkncnn picks convolution kernels by the device: on a CPU implementation (lavapipe,
+parallel_target 1) every product takes the tiled convolution.comp, so the kernels a real
+GPU runs (convolution_direct.comp below DIRECT_MAX_MACS, split-K with
+convolution_reduce.comp when the tiles are too few, Winograd F(2,3) for 3x3 stride-1
+layers) are never checked against ncnn there. These paths make the device look like a GPU
+while a case runs in this process (ncnn runs in its own):
+
+  gpuD  parallel_target 1024, Winograd at any size (not only >= WINOGRAD_MIN_MACS), the
+        direct kernel where conv.py's threshold takes it (all but the largest products)
+  gpuT  parallel_target 1024, neither Winograd nor the direct kernel: the tiled kernel
+        with split-K
+
+The tensor-core kernel needs a device with cooperative matrices: not reachable this way.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+PROFILES = {"gpuD": {"winograd": 0, "direct": None}, "gpuT": {"winograd": 1 << 62, "direct": 0}}
+
+
+def base_path(path: str) -> str:
+    """'cpu', 'gpu' or 'gpu16': the precision and device a path runs at."""
+    if path == "cpu":
+        return "cpu"
+    return "gpu16" if path.endswith("16") else "gpu"
+
+
+@contextmanager
+def device_profile(path: str):
+    """Patch the kernel choice for `path` while the block runs (a no-op for cpu/gpu/gpu16)."""
+    profile = PROFILES.get(path.removesuffix("16"))
+    if profile is None:
+        yield
+        return
+    from vkncnn.gpu import conv, winograd
+
+    saved = (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS)
+    conv.parallel_target = winograd.parallel_target = lambda vkdev: 1024
+    winograd.WINOGRAD_MIN_MACS = profile["winograd"]
+    if profile["direct"] is not None:
+        conv.DIRECT_MAX_MACS = profile["direct"]
+    try:
+        yield
+    finally:
+        conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS = saved

@@ -1,0 +1,73 @@
+"""`<Layer>@wide` fuzz cases: a layer's own generator, redrawn with channel counts up to 128
+(and, for the matrix layers, extents up to 3x as large).
+
+The base generators keep channels <= 24 and extents <= ~17, which never reach the kernels
+real models spend their time in: 32+ output channels take convolution.comp's 8-rows-per-
+invocation tile on a CPU device, counts like 33 / 40 / 72 leave a partial pack4 or pack8
+item after whole ones, and K beyond a workgroup's tile walks the K loop more than once.
+The base generators stay as they are (their seeds replay the same cases); these wrap them.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+from vkncnn.tools import layer_fuzz_conv as conv
+from vkncnn.tools import layer_fuzz_draw as draw
+from vkncnn.tools import layer_fuzz_math as math
+from vkncnn.tools import layer_fuzz_more as more
+from vkncnn.tools import layer_fuzz_shape as shape
+
+WIDE_CHANNELS = (1, 3, 8, 16, 24, 32, 33, 40, 48, 64, 72, 96, 128)
+
+
+@contextmanager
+def _drawing(module, channels: tuple, extent_scale: int):
+    """While drawing: `channels()` picks from `channels`; `extent()` as seen by `module`
+    reaches `extent_scale` times as far."""
+    saved_channels, saved_extent = draw.CHANNELS, module.extent
+    draw.CHANNELS = channels
+    if extent_scale > 1:
+        module.extent = lambda rng, lo=1, hi=13: saved_extent(rng, lo, hi * extent_scale)
+    try:
+        yield
+    finally:
+        draw.CHANNELS, module.extent = saved_channels, saved_extent
+
+
+def _wide(gen, module, extent_scale: int = 1):
+    def wide(rng):
+        with _drawing(module, WIDE_CHANNELS, extent_scale):
+            return gen(rng)
+    return wide
+
+
+GENERATORS = {
+    "Convolution@wide": _wide(conv.convolution, conv),
+    "ConvolutionDepthWise@wide": _wide(conv.convolution_depthwise, conv),
+    "Deconvolution@wide": _wide(conv.deconvolution, conv),
+    "DeconvolutionDepthWise@wide": _wide(conv.deconvolution_depthwise, conv),
+    "Pooling@wide": _wide(conv.pooling, conv, 2),
+    "InnerProduct@wide": _wide(conv.innerproduct, conv),
+    "Gemm@wide": _wide(conv.gemm, conv, 4),
+    "MatMul@wide": _wide(conv.matmul, conv, 4),
+    "Convolution1D@wide": _wide(more.convolution1d, more),
+    "Convolution3D@wide": _wide(more.convolution3d, more),
+    "BinaryOp@wide": _wide(math.binaryop, math),
+    "Eltwise@wide": _wide(math.eltwise, math),
+    "Softmax@wide": _wide(math.softmax, math),
+    "LayerNorm@wide": _wide(math.layernorm, math),
+    "GroupNorm@wide": _wide(math.groupnorm, math),
+    "InstanceNorm@wide": _wide(math.instancenorm, math),
+    "BatchNorm@wide": _wide(math.batchnorm, math),
+    "PReLU@wide": _wide(math.prelu, math),
+    "Reduction@wide": _wide(math.reduction, math),
+    "HardSwish@wide": _wide(math.ACTIVATIONS["HardSwish"], math),
+    "Concat@wide": _wide(shape.concat, shape),
+    "Slice@wide": _wide(shape.slice_, shape),
+    "Crop@wide": _wide(shape.crop, shape),
+    "Padding@wide": _wide(shape.padding, shape),
+    "Permute@wide": _wide(shape.permute, shape),
+    "Interp@wide": _wide(shape.interp, shape, 2),
+    "Reshape@wide": _wide(shape.reshape, shape),
+}
