@@ -238,6 +238,7 @@ def test_tensor_core_kernel_on_small_layers(monkeypatch, type_name, outc, inc, k
 @pytest.mark.parametrize("type_name,outc,inc,k,group,extra,shape", [
     ("Convolution", 16, 8, 1, 1, {9: 1}, (8, 9, 11)),                       # 1x1
     ("Convolution", 64, 128, 1, 1, {5: 0, 9: 2, 10: [0.1]}, (128, 7, 7)),  # long K, no bias
+    ("Convolution", 8, 128, 3, 1, {4: 1, 9: 1}, (128, 4, 5)),              # K split 32 ways
     ("Convolution", 24, 16, 3, 1, {4: 1, 9: 3, 10: [-0.3, 0.4]}, (16, 13, 10)),
     ("Convolution", 12, 8, 3, 1, {3: 2, 4: -233, 9: 6, 10: [0.2, 0.5]}, (8, 13, 10)),  # SAME, stride 2
     ("Convolution", 8, 4, 5, 1, {2: 2, 4: 3, 18: -0.5, 9: 4}, (4, 12, 12)),  # dilation, pad value
@@ -310,11 +311,12 @@ def test_direct_tile_choices():
     """Many pixels: 4 per invocation; few: 1 per invocation and K split inside the workgroup."""
     from vkncnn.gpu.conv import direct_tile
 
-    assert direct_tile(24, 112 * 112, 4, 1024) == (2, 256, 1)  # 150 K invocations already
-    assert direct_tile(256, 56 * 56, 16, 1024) == (4, 256, 1)
+    assert direct_tile(24, 112 * 112, 4, 1024) == (2, 256, 1)  # 150 K invocations, K too short to split
+    assert direct_tile(256, 56 * 56, 16, 1024) == (2, 128, 2)   # 401 K: 2 pixels each, K split 2 ways
+    assert direct_tile(1024, 56 * 56, 16, 1024) == (4, 256, 1)  # 803 K invocations at 4 pixels each
     assert direct_tile(16, 55 * 55, 36, 1024) == (2, 32, 8)     # K split 8 ways, 4+ steps each
     px, lx, lz = direct_tile(128, 49, 512, 1024)                # 512 -> 512 channels at 7x7
-    assert px == 1 and lz == 16 and lx * lz <= 256
+    assert px == 1 and lz == 32 and lx * lz <= 256
 
 
 @pytest.mark.parametrize("inc", [64, 66])
