@@ -70,8 +70,10 @@ def same_crop_quirk(hpad: int, pads: tuple[int, int, int, int]) -> tuple[int, in
     (kernel smaller than the stride): the negative amount crops. Measured against ncnn: the
     width's is split as the pads are (C's truncating halves), the height's all comes off
     the bottom rows."""
-    top, bottom, left, right = pads
-    return (0, hpad, left, right) if hpad < 0 else pads
+    if hpad >= 0:
+        return pads
+    _, _, left, right = pads
+    return 0, hpad, left, right
 
 
 def _c_half(n: int) -> int:

@@ -33,7 +33,9 @@ def apply_padding(x: np.ndarray, size: int, padding_mode: int, align_corner: boo
         return np.clip(x, F32(0), F32(size - 1))
     if padding_mode == REFLECTION:
         if align_corner:
-            return _reflect(x, size - 1)
+            # one mirror, then a clamp: a coordinate beyond one reflection (a bicubic tap 2
+            # past the edge, a grid value beyond +-3) reads the edge, as in ncnn
+            return np.clip(_reflect(x, size - 1), F32(0), F32(size - 1))
         return np.clip(_reflect(x + F32(0.5), size) - F32(0.5), F32(0), F32(size - 1))
     return x
 

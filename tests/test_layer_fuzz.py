@@ -1,7 +1,8 @@
 """The differential layer fuzzer (tools/layer_fuzz.py), quick profile: a fixed, seeded set
 of random valid configs per layer type, vkncnn against real ncnn.
 
-The long profile: `python -m vkncnn.tools.layer_fuzz --cases 300 --seed N`.
+The long profile: `python -m vkncnn.tools.layer_fuzz --cases 300 --seed N`; the paths
+gpuD/gpuT (discrete-GPU kernels) and gpuR (replayed plans) with `--paths`.
 """
 
 import pytest
@@ -24,6 +25,20 @@ GPU_LAYERS = ["Convolution", "ConvolutionDepthWise", "Deconvolution", "Deconvolu
               "Gemm@int8", "MultiHeadAttention@int8", "Crop@expr", "Cast", "Quantize", "DeformableConv2D"]
 
 
+# variants of a layer's generator (layer_fuzz_wide.py: channels to 128; layer_fuzz_long.py:
+# one long reduced axis) and multi-layer chains (layer_fuzz_chain.py) cost more per case:
+# a few each, on every path
+VARIANT_KEYS = [k for k in GENERATORS if k.endswith(("@wide", "@long", "@winograd"))]
+CHAIN_KEYS = [k for k in GENERATORS if k.startswith("Chain@")]
+ONE_LAYER_KEYS = [k for k in GENERATORS if k not in VARIANT_KEYS and k not in CHAIN_KEYS]
+VARIANT_CASES = 1
+CHAIN_CASES = 2
+# the kernels a discrete GPU takes (layer_fuzz_discrete.py), made to run on this device:
+# Winograd and the direct kernel (gpuD), the tiled kernel with split-K (gpuT)
+DISCRETE_KEYS = ["Convolution@winograd", "Convolution@wide", "Chain@residual"]
+DISCRETE_CASES = 1
+
+
 @pytest.fixture(scope="module")
 def worker():
     w = NcnnWorker()
@@ -35,7 +50,7 @@ def _assert_clean(report):
     assert not report.failures, "\n".join(report.failures)
 
 
-@pytest.mark.parametrize("type_name", list(GENERATORS))
+@pytest.mark.parametrize("type_name", ONE_LAYER_KEYS)
 def test_cpu_path_matches_ncnn(type_name, worker):
     cases = STORED_CASES if type_name.endswith("@stored") else CPU_CASES
     _assert_clean(fuzz_layer(type_name, cases, seed=1, paths=("cpu",), worker=worker))
@@ -45,3 +60,28 @@ def test_cpu_path_matches_ncnn(type_name, worker):
 @pytest.mark.parametrize("type_name", GPU_LAYERS)
 def test_gpu_paths_match_ncnn(type_name, worker):
     _assert_clean(fuzz_layer(type_name, GPU_CASES, seed=2, paths=("gpu", "gpu16"), worker=worker))
+
+
+@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@pytest.mark.parametrize("type_name", VARIANT_KEYS)
+def test_wide_and_long_variants_match_ncnn(type_name, worker):
+    _assert_clean(fuzz_layer(type_name, VARIANT_CASES, seed=3, paths=("cpu", "gpu", "gpu16"), worker=worker))
+
+
+@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@pytest.mark.parametrize("type_name", CHAIN_KEYS)
+def test_layer_chains_match_ncnn(type_name, worker):
+    _assert_clean(fuzz_layer(type_name, CHAIN_CASES, seed=3, paths=("cpu", "gpu", "gpu16"), worker=worker))
+
+
+@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@pytest.mark.parametrize("type_name", DISCRETE_KEYS)
+def test_discrete_gpu_kernels_match_ncnn(type_name, worker):
+    _assert_clean(fuzz_layer(type_name, DISCRETE_CASES, seed=3, paths=("gpuD", "gpuD16", "gpuT16"), worker=worker))
+
+
+@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@pytest.mark.parametrize("type_name", ["Chain@residual", "Chain@split", "Convolution", "Softmax@long"])
+def test_replayed_plans_match_ncnn(type_name, worker):
+    """A second extractor on the same net replays the first one's GPU plans (gpuR)."""
+    _assert_clean(fuzz_layer(type_name, 2, seed=3, paths=("gpuR16",), worker=worker))

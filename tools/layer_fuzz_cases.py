@@ -5,6 +5,7 @@ from __future__ import annotations
 from vkncnn.tools import layer_fuzz_chain as chain
 from vkncnn.tools import layer_fuzz_conv as conv
 from vkncnn.tools import layer_fuzz_detect as detect
+from vkncnn.tools import layer_fuzz_long as long_
 from vkncnn.tools import layer_fuzz_math as math
 from vkncnn.tools import layer_fuzz_misc as misc
 from vkncnn.tools import layer_fuzz_more as more
@@ -87,4 +88,5 @@ GENERATORS = {
     **misc.GENERATORS,
     **chain.GENERATORS,
     **wide.GENERATORS,
+    **long_.GENERATORS,
 }

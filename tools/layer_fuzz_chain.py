@@ -261,10 +261,12 @@ def interp(rng):
     return _finish(rng, m, [tensor(rng, (c, h, w))], [y, z, out], "Chain@interp", 2)
 
 
-# layers ncnn runs in place (support_inplace), with params that keep the shape
+# layers ncnn runs in place (support_inplace), with params that keep the shape; no step
+# functions (Threshold): after a convolution, fp16 rounding of an input at the step flips
+# the output by a whole step, which is the format, not a bug
 _INPLACE = _ACT_LAYERS + (
     ("AbsVal", lambda r: {}), ("Dropout", lambda r: {0: 0.5}), ("Power", lambda r: {0: 2.0, 1: 0.5, 2: 0.1}),
-    ("UnaryOp", lambda r: {0: pick(r, (0, 1, 4, 16))}), ("Threshold", lambda r: {0: 0.1}),
+    ("UnaryOp", lambda r: {0: pick(r, (0, 1, 4, 16))}),
 )
 
 
@@ -367,6 +369,43 @@ def transformer(rng):
     return _finish(rng, m, [tensor(rng, (seq, dim))], [att, r1, f1, out], "Chain@transformer", 3)
 
 
+def shufflenet(rng):
+    """ShuffleNet v2 unit: Slice channels in two (or Split) -> 1x1 conv, 3x3 depthwise,
+    1x1 conv on one half -> Concat with the other -> ShuffleChannel: a Slice of packed
+    channels at an odd half, and a Concat that repacks."""
+    m = _Model()
+    half = pick(rng, (2, 3, 4, 6, 8, 12, 16, 24))
+    h, w = extent(rng, 1, 10), extent(rng, 1, 10)
+    x = m.input()
+    a, b = m.add("Slice", [x], {0: [half, -233], 1: 0}, 2)
+    y = _conv(m, rng, b, half, half, k=1)
+    y = _conv(m, rng, y, half, half, k=3, act=False, depthwise=True)
+    y = _conv(m, rng, y, half, half, k=1)
+    cat = m.one("Concat", [a, y] if chance(rng, 0.8) else [y, a], {0: 0})
+    out = m.one("ShuffleChannel", [cat], {0: 2})
+    return _finish(rng, m, [tensor(rng, (2 * half, h, w))], [a, y, cat, out], "Chain@shufflenet", 3)
+
+
+def yolo_head(rng):
+    """A detection head: conv -> Reshape to (anchors, c/anchors, h*w) -> Permute -> Sigmoid,
+    two scales -> Concat along the boxes axis (axis 1 of 3-D blobs)."""
+    m = _Model()
+    anchors, per = pick(rng, (1, 2, 3)), pick(rng, (5, 6, 7, 85 // 5))
+    c = _chans(rng)
+    heads = []
+    ins = []
+    for _ in range(2):
+        h, w = extent(rng, 1, 8), extent(rng, 1, 8)
+        x = m.input()
+        ins.append(tensor(rng, (c, h, w)))
+        y = _conv(m, rng, x, c, anchors * per, k=1, act=False)
+        r = m.one("Reshape", [y], {0: h * w, 1: per, 2: anchors})
+        t = m.one("Permute", [r], {0: 1})  # (anchors, h*w, per)
+        heads.append(m.one(pick(rng, ("Sigmoid", "Swish", "ReLU")), [t], {}))
+    cat = m.one("Concat", heads, {0: pick(rng, (1, -2))})
+    return _finish(rng, m, ins, heads + [cat], "Chain@yolo", 2)
+
+
 GENERATORS = {
     "Chain@conv_act": conv_act,
     "Chain@residual": residual,
@@ -376,4 +415,6 @@ GENERATORS = {
     "Chain@split": split_inplace,
     "Chain@host": host,
     "Chain@transformer": transformer,
+    "Chain@shufflenet": shufflenet,
+    "Chain@yolo": yolo_head,
 }

@@ -7,6 +7,8 @@ reports such cases as `ncnn-bug`, not as failures.
 
 from __future__ import annotations
 
+import numpy as np
+
 SAME = (-233, -234)
 
 
@@ -25,8 +27,70 @@ def _same_pad_amounts(case) -> tuple[int, int] | None:
     return hpad, wpad
 
 
+def _gridsample_avx_far_taps(case) -> bool:
+    """A 2-D bicubic/reflection/align_corner GridSample with a block of 8 grid points (per
+    grid channel; per grid when permute_fusion) and a tap beyond one mirror of an edge."""
+    p = case.params
+    if (p.get(0, 1), p.get(1, 1), p.get(2, 0)) != (3, 3, 1) or case.inputs[0].ndim != 3:
+        return False
+    x, grid = case.inputs[0], np.asarray(case.inputs[1])
+    permute = p.get(3, 0)
+    points = grid.shape[1] * grid.shape[2] if permute else grid.shape[1]
+    if points < 8:
+        return False
+    gx, gy = (grid[0], grid[1]) if permute else (grid[..., 0], grid[..., 1])
+    for g, n in ((gx, x.shape[2]), (gy, x.shape[1])):
+        first = np.floor((g.astype(np.float32) + 1) / 2 * (n - 1)) - 1  # the taps: first .. first + 3
+        if np.any(first < -(n - 1)) or np.any(first + 3 > 2 * (n - 1)):
+            return True
+    return False
+
+
+def _pooling_same_pads(case) -> tuple[int, int, int] | None:
+    """(hpad, wpad, left) of a SAME-mode (pad_mode 2 / 3) window Pooling on (c, h, w)."""
+    p = case.params
+    mode = p.get(5, 0)
+    if case.type_name != "Pooling" or mode not in (2, 3) or p.get(4, 0) or p.get(7, 0) or case.inputs[0].ndim != 3:
+        return None
+    kw = p.get(1, 0)
+    kh, sw = p.get(11, kw), p.get(2, 1)
+    sh = p.get(12, sw)
+    _, h, w = case.inputs[0].shape
+    hpad = kh + (h - 1) // sh * sh - h
+    wpad = kw + (w - 1) // sw * sw - w
+    half = int(wpad / 2)  # C's truncating division
+    return hpad, wpad, half if mode == 2 else wpad - half
+
+
+def _negative_border_bug(case) -> bool:
+    """ncnn's copy_make_border given a negative amount (SAME padding whose kernel is smaller
+    than the stride on one axis while the other axis pads) writes outside its rows: packed
+    channels copy whole source rows into shorter ones (heap corruption, garbage or a crash);
+    unpacked rows of 12+ pixels are copied with memcpy at the negative left offset, so the
+    last cropped columns of each row hold the next row's first pixels. (Narrow unpacked rows
+    are copied pixel by pixel and crop as vkncnn does; a negative height crops the bottom.)"""
+    if case.type_name == "Pooling":
+        pads = _pooling_same_pads(case)
+        if pads is None:
+            return False
+        hpad, wpad, left = pads
+    else:
+        amounts = _same_pad_amounts(case)
+        if amounts is None or case.type_name not in ("Convolution", "ConvolutionDepthWise"):
+            return False
+        hpad, wpad = amounts
+        half = int(wpad / 2)
+        left = half if case.params.get(4) == -233 else wpad - half
+    if max(hpad, wpad) <= 0 or min(hpad, wpad) >= 0:
+        return False
+    c, _, w = case.inputs[0].shape
+    return c % 4 == 0 or (left < 0 and w >= 12)
+
+
 def known_ncnn_bug(case) -> str:
     """Why ncnn's answer cannot be trusted for this case ('' when it can)."""
+    if _negative_border_bug(case):
+        return "ncnn copy_make_border with a negative SAME amount writes outside its rows"
     if case.type_name == "ConvolutionDepthWise":
         p = case.params
         group = p.get(7, 1)
@@ -45,6 +109,18 @@ def known_ncnn_bug(case) -> str:
     if case.type_name == "Interp" and case.inputs[0].ndim == 4 and case.params.get(0) == 3:
         # bicubic on a 4-D blob: ncnn's x86 kernel returns inf/nan that change run to run
         return "ncnn bicubic Interp of a 4-D blob reads uninitialised memory"
+    if case.type_name == "GridSample" and _gridsample_avx_far_taps(case):
+        # bicubic + reflection + align_corner: the x86 AVX code (blocks of 8 grid points)
+        # mirrors a tap once and does not clamp it, so a tap 2 past a mirrored edge reads
+        # outside the plane (nan or a neighbour's value); its scalar code clamps, as vkncnn
+        # does (tests/layers/test_gridsample.py::..._clamps_far_taps)
+        return "ncnn x86 AVX bicubic GridSample reflection/align_corner reads outside the plane"
+    if (case.type_name == "Interp" and case.inputs[0].ndim == 4 and case.params.get(0) == 2
+            and 1 in case.inputs[0].shape[2:]):
+        # bilinear on a 4-D blob one pixel wide or high: ncnn's x86 kernel reads the pixel
+        # before the row (taken with weight 0), so uninitialised padding that holds a nan or
+        # inf turns the output nan, run to run; otherwise it agrees with vkncnn
+        return "ncnn bilinear Interp of a 4-D blob with a 1-pixel axis reads outside the plane"
     if case.type_name == "ROIPooling":
         # the wheel places some bin edges a pixel off its own source; vkncnn follows the
         # source (tests/layers/test_roialign.py::test_roipooling_matches_reference)

@@ -17,6 +17,7 @@ from vkncnn.tools import layer_fuzz_draw as draw
 from vkncnn.tools import layer_fuzz_math as math
 from vkncnn.tools import layer_fuzz_more as more
 from vkncnn.tools import layer_fuzz_shape as shape
+from vkncnn.tools.layer_fuzz import Case
 
 WIDE_CHANNELS = (1, 3, 8, 16, 24, 32, 33, 40, 48, 64, 72, 96, 128)
 
@@ -42,7 +43,27 @@ def _wide(gen, module, extent_scale: int = 1):
     return wide
 
 
+def winograd_shaped(rng):
+    """A convolution of the shape the Winograd path takes (gpu/winograd.py): 3x3, stride 1,
+    dilation 1, one group, channels in whole pack4 items; any padding, bias, activation.
+    Only the gpuD paths (layer_fuzz_discrete.py) take it on a CPU device."""
+    inc, outc = (draw.pick(rng, (4, 8, 12, 16, 24, 32, 48, 64)) for _ in range(2))
+    p = {0: outc, 1: 3, 5: int(draw.chance(rng, 0.7)), 6: outc * inc * 9}
+    pad = int(rng.integers(0, 4))
+    if pad == 1:
+        p[4] = 1
+    elif pad == 2:  # per side: left, right, top, bottom
+        p.update({4: int(rng.integers(0, 3)), 15: int(rng.integers(0, 3)), 14: int(rng.integers(0, 3)),
+                  16: int(rng.integers(0, 3))})
+    elif pad == 3:
+        p[4] = draw.pick(rng, (-233, -234))
+    p.update(draw.activation(rng))
+    h, w = draw.extent(rng, 3, 19), draw.extent(rng, 3, 19)
+    return Case("Convolution", p, [draw.tensor(rng, (inc, h, w))], tol=2e-4, tol16=2e-2)
+
+
 GENERATORS = {
+    "Convolution@winograd": winograd_shaped,
     "Convolution@wide": _wide(conv.convolution, conv),
     "ConvolutionDepthWise@wide": _wide(conv.convolution_depthwise, conv),
     "Deconvolution@wide": _wide(conv.deconvolution, conv),

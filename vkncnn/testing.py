@@ -68,7 +68,8 @@ def weights_bin(weights) -> bytes:
 
 def rel_err(a, b) -> float:
     """max |a-b| over max(1, max |b|); nan==nan and same-sign infs agree; shape mismatch = inf."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    with np.errstate(invalid="ignore"):  # a signalling nan (uninitialised memory ncnn returned) widens quietly
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
     if a.shape != b.shape:
         return float("inf")
     if a.size == 0:

@@ -68,3 +68,16 @@ def test_gridsample_bad_shapes_are_shape_errors(x, g, params):
 @needs_gpu
 def test_gridsample_inside_gpu_net_matches_ncnn():
     check_layer("GridSample", {0: 3, 1: 3}, [], [rand(4, 6, 7), _grid((5, 4, 2), False, 1)], gpu=True)
+
+
+@pytest.mark.parametrize("h,w", [(2, 1), (5, 2), (3, 3)])
+def test_gridsample_bicubic_reflection_align_corner_clamps_far_taps(h, w):
+    """Bicubic taps reach 2 pixels past the sampled one: on 1-2 pixel wide images, or with
+    grid values past +-1, one mirror about the edge centres is not enough (3 -> -1 for w=2)
+    and ncnn clamps the mirrored tap to the edge. The grid keeps each channel's points below
+    8, where ncnn's x86 build takes its scalar code (its AVX code reads outside the plane
+    there: layer_fuzz_known.py)."""
+    x = rand(3, h, w, seed=w)
+    g = _grid((7, 3, 2), False, seed=h)
+    g[..., 0] *= 1.2  # reach further past the edges
+    check_layer("GridSample", {0: 3, 1: 3, 2: 1}, [], [x, g], tol=2e-5)
