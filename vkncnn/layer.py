@@ -53,9 +53,16 @@ class Layer:
         return 0
 
     def create_pipeline(self, opt) -> int:
+        # built-in GPU layers make their pipelines when a shape is first recorded (shapes are
+        # specialisation constants): gpu.layer_pipelines.cached_pipeline
         return 0
 
     def destroy_pipeline(self, opt) -> int:
+        """Frees the pipelines cached_pipeline made for this layer (overrides that free more
+        call this too)."""
+        if "_gpu_pipelines" in self.__dict__:
+            from .gpu.layer_pipelines import forget_pipelines
+            forget_pipelines(self)
         return 0
 
     def upload_model(self, cmd, opt) -> int:

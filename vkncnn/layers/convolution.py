@@ -291,11 +291,8 @@ class Convolution(Layer):
         return fused_activation(out, self.activation_type, self.activation_params)
 
     # -- GPU -----------------------------------------------------------------------------------
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
     def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
+        super().destroy_pipeline(opt)
         if self.winograd_product is not None:
             forget_pipelines(self.winograd_product)
         return 0

@@ -17,7 +17,6 @@ from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.conv import ConvGeometry, Plane, check_weight_storage, record_conv
-from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
 
@@ -101,13 +100,6 @@ class Convolution1D(Layer):
     # A sequence is a one-row image: the 2-D convolution shader with kernel_h = 1, reading
     # the (channels, length) tensor as `channels` planes of 1 x length.
     group = 1
-
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
 
     def upload_model(self, cmd, opt) -> int:
         """[outc][inc][kw] as the shader reads it: [outc][kw][inc]."""

@@ -17,7 +17,6 @@ from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ShapeError, WeightError
 from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_path, record_conv, sequence_input_planes
-from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
 from .alloc_limit import check_elements
@@ -96,13 +95,6 @@ class ConvolutionDepthWise1D(Layer):
     # A sequence is a one-row image: the (channels, length) tensor read as `channels` planes of
     # 1 x length goes through the 2-D grouped convolution with kernel_h = 1, so the shader is
     # picked exactly as for ConvolutionDepthWise (depthwise, small groups, matrix product).
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
-
     @property
     def _gpu_path(self) -> str:
         return conv_path(self.num_input_g, self.num_output // self.group, self.group)

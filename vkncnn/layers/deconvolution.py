@@ -21,7 +21,6 @@ from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_input_planes, conv_path, record_conv
-from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
 from .convolution import check_weight_size, check_window_params, load_window_params
@@ -139,13 +138,6 @@ class Deconvolution(Layer):
     # The shaders gather instead of scattering (convolution.comp / convolutiondepthwise.comp
     # with DECONV=1): each output pixel sums the input pixels whose kernel window covers it,
     # so no two invocations write the same place, and the cut is just an offset.
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
-
     @property
     def _gpu_path(self) -> str:
         return conv_path(self.num_input_g, self.num_output // self.group, self.group)

@@ -19,7 +19,6 @@ from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_path, record_conv, sequence_input_planes
-from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
 from .alloc_limit import check_elements
@@ -129,13 +128,6 @@ class Deconvolution1D(Layer):
     # 1 x length goes through the 2-D transposed convolution with kernel_h = 1 (the shaders
     # gather per output pixel, so the cut is an offset into the full output, as for
     # Deconvolution).
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
-
     @property
     def _gpu_path(self) -> str:
         return conv_path(self.num_input_g, self.num_output // self.group, self.group)

@@ -23,7 +23,7 @@ import numpy as np
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.gemm import GemmOperand, record_gemm
-from vkncnn.gpu.layer_pipelines import as_pack1, forget_pipelines, out_elempack, storage_is_fp16
+from vkncnn.gpu.layer_pipelines import as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 
@@ -152,13 +152,6 @@ class Gemm(Layer):
         return out
 
     # -- GPU -----------------------------------------------------------------------------------
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
-
     def upload_model(self, cmd, opt) -> int:
         """Constant operands as stored (B keeps its transB layout: strides do the transpose)."""
         self.A_gpu = cmd.record_upload(np.ascontiguousarray(self.A_mat), opt) if self.A_data is not None else None

@@ -23,7 +23,6 @@ from vkncnn.gpu.layer_pipelines import (
     activation_specs,
     as_pack1,
     flat_layout,
-    forget_pipelines,
     out_elempack,
     storage_is_fp16,
 )
@@ -105,13 +104,6 @@ class InnerProduct(Layer):
         return [out if x.ndim == 2 and x.shape[1] == self.num_input else out.reshape(-1)]
 
     # -- GPU -----------------------------------------------------------------------------------
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
-
     def upload_model(self, cmd, opt) -> int:
         """Weight rows (num_output, num_input) as stored, cut into slices of output rows when
         the whole matrix would exceed the device's storage-buffer range (VGG's fc6 does on

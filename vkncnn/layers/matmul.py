@@ -13,7 +13,7 @@ import numpy as np
 from vkncnn.cpu_fallback import gemm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu.gemm import GemmOperand, record_gemm
-from vkncnn.gpu.layer_pipelines import as_pack1, forget_pipelines, out_elempack, storage_is_fp16
+from vkncnn.gpu.layer_pipelines import as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 
@@ -38,13 +38,6 @@ class MatMul(Layer):
         return [np.ascontiguousarray(gemm.matmul(a, b, bool(self.transB)))]
 
     # -- GPU -----------------------------------------------------------------------------------
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
-
     def forward_gpu(self, bottoms, cmd, opt):
         """One batched dispatch of shaders/gemm.comp; the batch axes broadcast through zero strides."""
         if len(bottoms) != 2:

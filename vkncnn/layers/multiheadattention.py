@@ -27,7 +27,7 @@ from vkncnn.cpu_fallback import attention, attention_int8
 from vkncnn.cpu_fallback.conv import float2int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.gemm import GemmOperand, record_gemm
-from vkncnn.gpu.layer_pipelines import as_pack1, cached_pipeline, forget_pipelines, out_elempack, storage_is_fp16
+from vkncnn.gpu.layer_pipelines import as_pack1, cached_pipeline, out_elempack, storage_is_fp16
 from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 
@@ -162,13 +162,6 @@ class MultiHeadAttention(Layer):
     #   softmax over kv_len, in place                  (multiheadattention_softmax.comp)
     #   merged = scores_h xv_h, per head               (q_len, embed): head h in columns h*head_dim..
     #   y = merged Wout^T + bout                       (q_len, qdim)
-    def create_pipeline(self, opt) -> int:
-        return 0  # pipelines are specialised to the shapes: made when a shape is first recorded
-
-    def destroy_pipeline(self, opt) -> int:
-        forget_pipelines(self)
-        return 0
-
     def upload_model(self, cmd, opt) -> int:
         def up(a):
             return cmd.record_upload(np.ascontiguousarray(a, np.float32), opt)
