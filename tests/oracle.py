@@ -8,8 +8,10 @@ because its binding does not keep numpy memory alive.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import vkncnn
+from vkncnn.gpu import instance
 from vkncnn.testing import layer_param_text, param_entries, rel_err, weights_bin  # noqa: F401
 from vkncnn.tools.ncnn_oracle import ncnn, run_ncnn  # noqa: F401
 
@@ -25,6 +27,11 @@ def tagged(a) -> tuple[np.ndarray, bool]:
 
 
 bin_bytes = weights_bin
+
+# GPU cases skip where no Vulkan device exists; CI sets VKNCNN_REQUIRE_GPU=1, which fails the
+# whole run instead (tests/conftest.py), so on CI they always run
+needs_gpu = pytest.mark.skipif(instance.get_gpu_count() == 0,
+                               reason=f"no Vulkan device ({instance.unavailable_reason()})")
 
 
 def run_vkncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str], gpu: bool = False,

@@ -7,7 +7,7 @@ gpuD/gpuT (discrete-GPU kernels) and gpuR (replayed plans) with `--paths`.
 
 import pytest
 
-from vkncnn.gpu import instance
+from tests.oracle import needs_gpu
 from vkncnn.tools.layer_fuzz import fuzz_layer
 from vkncnn.tools.layer_fuzz_cases import GENERATORS
 from vkncnn.tools.ncnn_worker import NcnnWorker
@@ -56,31 +56,31 @@ def test_cpu_path_matches_ncnn(type_name, worker):
     _assert_clean(fuzz_layer(type_name, cases, seed=1, paths=("cpu",), worker=worker))
 
 
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 @pytest.mark.parametrize("type_name", GPU_LAYERS)
 def test_gpu_paths_match_ncnn(type_name, worker):
     _assert_clean(fuzz_layer(type_name, GPU_CASES, seed=2, paths=("gpu", "gpu16"), worker=worker))
 
 
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 @pytest.mark.parametrize("type_name", VARIANT_KEYS)
 def test_wide_and_long_variants_match_ncnn(type_name, worker):
     _assert_clean(fuzz_layer(type_name, VARIANT_CASES, seed=3, paths=("cpu", "gpu", "gpu16"), worker=worker))
 
 
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 @pytest.mark.parametrize("type_name", CHAIN_KEYS)
 def test_layer_chains_match_ncnn(type_name, worker):
     _assert_clean(fuzz_layer(type_name, CHAIN_CASES, seed=3, paths=("cpu", "gpu", "gpu16"), worker=worker))
 
 
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 @pytest.mark.parametrize("type_name", DISCRETE_KEYS)
 def test_discrete_gpu_kernels_match_ncnn(type_name, worker):
     _assert_clean(fuzz_layer(type_name, DISCRETE_CASES, seed=3, paths=("gpuD", "gpuD16", "gpuT16"), worker=worker))
 
 
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 @pytest.mark.parametrize("type_name", ["Chain@residual", "Chain@split", "Convolution", "Softmax@long"])
 def test_replayed_plans_match_ncnn(type_name, worker):
     """A second extractor on the same net replays the first one's GPU plans (gpuR)."""

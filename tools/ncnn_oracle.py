@@ -20,7 +20,9 @@ except ImportError:  # pragma: no cover - optional
 
 
 def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
-             num_threads: int = 1) -> dict[str, np.ndarray]:
+             num_threads: int = 1, keep_dtype: bool = False) -> dict[str, np.ndarray]:
+    """`keep_dtype`: inputs go in with their own dtype (int32 arrays as int32 Mats, which
+    ncnn's Dequantize/Requantize read as accumulators) instead of as float32."""
     assert ncnn is not None, "pip install ncnn to use the oracle"
     with tempfile.TemporaryDirectory() as d:
         p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
@@ -40,7 +42,7 @@ def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
         ex.set_light_mode(False)  # several blobs may be asked for, intermediate ones too
         keep = []
         for name, arr in inputs.items():
-            m = ncnn.Mat(np.ascontiguousarray(arr, np.float32)).clone()
+            m = ncnn.Mat(np.ascontiguousarray(arr, None if keep_dtype else np.float32)).clone()
             keep.append(m)
             ex.input(name, m)
         result = {}

@@ -14,6 +14,7 @@ import numpy as np
 from .errors import MatError
 
 _STORAGE_DTYPES = {4: np.float32, 2: np.float16, 1: np.int8}
+MAX_ELEMENTS = 1 << 33  # the most values any buffer vkncnn allocates may hold
 
 
 def _numpy_shape(w: int, h: int, d: int, c: int, dims: int) -> tuple[int, ...]:
@@ -119,7 +120,7 @@ class Mat:
         if len(sizes) == 3:
             w, h, c, d = sizes[0], sizes[1], sizes[2], 1
         np_shape = _numpy_shape(w, h, d, c, len(sizes))
-        if int(np.prod(np_shape, dtype=np.int64)) > (1 << 33):
+        if int(np.prod(np_shape, dtype=np.int64)) > MAX_ELEMENTS:
             raise MatError(f"Mat of shape {shape} is too large to allocate")
         self._set(np.zeros(np_shape, _STORAGE_DTYPES[elemsize]), len(sizes))
         self.elempack = 1

@@ -4,13 +4,15 @@ input is downloaded from and its output uploaded to the device, checked against 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.oracle import bin_bytes, param_entries, rel_err, run_ncnn, run_vkncnn
-from vkncnn.gpu import instance
-
-needs_gpu = pytest.mark.skipif(instance.get_gpu_count() == 0,
-                               reason=f"no Vulkan device ({instance.unavailable_reason()})")
+from tests.oracle import (
+    bin_bytes,
+    needs_gpu,  # noqa: F401  (re-exported: test modules import it from here)
+    param_entries,
+    rel_err,
+    run_ncnn,
+    run_vkncnn,
+)
 
 
 def check_in_gpu_net(type_name: str, params: dict, weights, inputs: list[np.ndarray], tol: float = 1e-4) -> float:

@@ -10,14 +10,17 @@ stored value to half precision: checked within vkncnn.testing.FP16_TOLERANCE.
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-from tests.oracle import bin_bytes, layer_param_text, param_entries, rel_err, run_ncnn, run_vkncnn
-from vkncnn.gpu import instance
+from tests.oracle import (
+    bin_bytes,
+    layer_param_text,
+    needs_gpu,  # noqa: F401  (re-exported: test modules import it from here)
+    param_entries,
+    rel_err,
+    run_ncnn,
+    run_vkncnn,
+)
 from vkncnn.testing import FP16_TOLERANCE, FP32_TOLERANCE
-
-needs_gpu = pytest.mark.skipif(instance.get_gpu_count() == 0,
-                               reason=f"no Vulkan device ({instance.unavailable_reason()})")
 
 VARIANTS = [(False, False), (False, True), (True, False), (True, True)]  # (fp16, packing)
 

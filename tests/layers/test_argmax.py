@@ -6,9 +6,8 @@ topk largest values, largest first, equal values larger index first."""
 import numpy as np
 import pytest
 
-from tests.oracle import layer_param_text, rand, run_vkncnn
+from tests.oracle import layer_param_text, needs_gpu, rand, run_vkncnn
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import instance
 
 
 def argmax(params, x, gpu=False):
@@ -37,7 +36,7 @@ def test_against_sort(shape, topk, out_max_val):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     x = rand(4, 5, 6)
     assert np.array_equal(argmax({0: 1, 1: 5}, x, gpu=True), argmax({0: 1, 1: 5}, x))

@@ -3,9 +3,8 @@
 import pytest
 
 from tests.layers.unary_cases import SHAPES, unary_input
-from tests.oracle import check_layer
+from tests.oracle import check_layer, needs_gpu
 from vkncnn import testing
-from vkncnn.gpu import instance
 
 PARAMS = [{}]
 
@@ -17,7 +16,7 @@ def test_matches_ncnn(shape, params):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 @pytest.mark.parametrize("shape", [(13,), (12, 5), (3, 3, 5), (8, 2, 3), (4, 2, 3, 3)])
 @pytest.mark.parametrize("params", PARAMS)
 def test_gpu_matches_ncnn(shape, params):
@@ -25,7 +24,7 @@ def test_gpu_matches_ncnn(shape, params):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 @pytest.mark.parametrize("params", PARAMS)
 def test_gpu_fp16_and_packing_variants(params):
     report = testing.test_layer("BNLL", params, [], [unary_input((8, 3, 5), lo=-4, hi=4, edges=False)])

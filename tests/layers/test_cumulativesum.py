@@ -2,9 +2,8 @@
 
 import pytest
 
-from tests.oracle import check_layer, layer_param_text, rand, run_vkncnn
+from tests.oracle import check_layer, layer_param_text, needs_gpu, rand, run_vkncnn
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import instance
 
 SHAPES = [(9,), (5, 7), (3, 4, 5), (2, 3, 4, 5)]
 CASES = [(s, a) for s in SHAPES for a in range(-len(s), len(s))]
@@ -20,7 +19,7 @@ def test_1d_ignores_axis():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     check_layer("CumulativeSum", {0: -1}, [], [rand(8, 3, 7)], gpu=True)
 

@@ -3,9 +3,8 @@ the edge of and outside the matrix, in a GPU net."""
 
 import pytest
 
-from tests.oracle import check_layer, layer_param_text, rand, run_vkncnn
+from tests.oracle import check_layer, layer_param_text, needs_gpu, rand, run_vkncnn
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import instance
 
 
 @pytest.mark.parametrize("diagonal", [0, 1, 3, -1, -4])
@@ -25,7 +24,7 @@ def test_default_diagonal():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     check_layer("Diag", {0: -1}, [], [rand(7, 8)], gpu=True)
 

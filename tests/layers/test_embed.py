@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 
 from tests.layers.recurrent_cases import int8_tagged
-from tests.oracle import bin_bytes, layer_param_text, rand, raw, rel_err, run_ncnn, run_vkncnn, tagged
+from tests.oracle import bin_bytes, layer_param_text, needs_gpu, rand, raw, rel_err, run_ncnn, run_vkncnn, tagged
 from vkncnn.errors import Error, ParamError, ShapeError
-from vkncnn.gpu import instance
 from vkncnn.testing import random_layer_weights
 
 
@@ -64,7 +63,7 @@ def test_int8_table_really_quantized():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     params, weights = embed_case(12, 20, True)
     check(params, weights, np.arange(11) * 3 % 20, gpu=True)

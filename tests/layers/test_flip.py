@@ -4,9 +4,8 @@ from itertools import combinations
 
 import pytest
 
-from tests.oracle import check_layer, layer_param_text, rand, run_vkncnn
+from tests.oracle import check_layer, layer_param_text, needs_gpu, rand, run_vkncnn
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import instance
 
 SHAPES = [(9,), (5, 7), (3, 4, 5), (2, 3, 4, 5)]
 CASES = [(s, list(axes)) for s in SHAPES for n in range(1, len(s) + 1) for axes in combinations(range(len(s)), n)]
@@ -27,7 +26,7 @@ def test_no_axes_passes_through():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     check_layer("Flip", {0: [0, 2]}, [], [rand(8, 3, 7)], gpu=True)
 

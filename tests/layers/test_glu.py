@@ -2,9 +2,8 @@
 
 import pytest
 
-from tests.oracle import check_layer, layer_param_text, rand, run_vkncnn
+from tests.oracle import check_layer, layer_param_text, needs_gpu, rand, run_vkncnn
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import instance
 
 CASES = [((8,), 0), ((14,), -1), ((6, 5), 0), ((6, 5), -2), ((3, 10), 1), ((3, 10), -1),
          ((4, 3, 5), 0), ((4, 3, 5), -3), ((3, 6, 5), 1), ((3, 6, 5), -2), ((3, 5, 12), 2), ((3, 5, 12), -1),
@@ -21,7 +20,7 @@ def test_default_axis():
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     check_layer("GLU", {0: 1}, [], [rand(4, 8, 3)], gpu=True)
 

@@ -5,8 +5,7 @@ input ranks, GPU net."""
 import pytest
 
 from tests.layers import recurrent_checks as rc
-from tests.oracle import rand
-from vkncnn.gpu import instance
+from tests.oracle import needs_gpu, rand
 
 
 @pytest.mark.parametrize("direction", [0, 1, 2])
@@ -37,7 +36,7 @@ def test_states(direction, with_initial):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     rc.check_states("GRU", 1, 6, 5, 7, 2, True, gpu=True)
 

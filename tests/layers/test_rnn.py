@@ -4,8 +4,7 @@ weights with dynamic quantization, initial/final hidden state, input ranks, GPU 
 import pytest
 
 from tests.layers import recurrent_checks as rc
-from tests.oracle import rand
-from vkncnn.gpu import instance
+from tests.oracle import needs_gpu, rand
 
 
 @pytest.mark.parametrize("direction", [0, 1, 2])
@@ -36,7 +35,7 @@ def test_states(direction, with_initial):
 
 
 @pytest.mark.gpu
-@pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")
+@needs_gpu
 def test_in_gpu_net():
     rc.check_states("RNN", 1, 6, 5, 7, 2, True, gpu=True)
 

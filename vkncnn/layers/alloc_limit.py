@@ -4,8 +4,7 @@ deconvolution, say) before numpy tries to allocate it. Not a layer."""
 from __future__ import annotations
 
 from vkncnn.errors import ShapeError
-
-MAX_ELEMENTS = 1 << 33  # the same bound as Mat.create
+from vkncnn.mat import MAX_ELEMENTS
 
 
 def check_elements(count: int, what: str) -> None:
