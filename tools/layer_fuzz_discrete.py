@@ -12,15 +12,19 @@ while a case runs in this process (ncnn runs in its own):
         direct kernel where conv.py's threshold takes it (all but the largest products)
   gpuT  parallel_target 1024, neither Winograd nor the direct kernel: the tiled kernel
         with split-K
+  gpuC  as gpuT, and the tensor-core kernel (convolution_coopmat.comp) at any size where
+        the device has cooperative matrices (gpuC16: it is fp16-only); elsewhere gpuT again
 
-The tensor-core kernel needs a device with cooperative matrices: not reachable this way.
+The tensor-core kernel needs a device with cooperative matrices: lavapipe has none, the
+H200 (NVIDIA) has, so gpuC16 is a path for that machine.
 """
 
 from __future__ import annotations
 
 from contextlib import contextmanager
 
-PROFILES = {"gpuD": {"winograd": 0, "direct": None}, "gpuT": {"winograd": 1 << 62, "direct": 0}}
+PROFILES = {"gpuD": {"winograd": 0, "direct": None}, "gpuT": {"winograd": 1 << 62, "direct": 0},
+            "gpuC": {"winograd": 1 << 62, "direct": 0, "tensor": 0}}
 
 
 def base_path(path: str) -> str:
@@ -39,12 +43,15 @@ def device_profile(path: str):
         return
     from vkncnn.gpu import conv, winograd
 
-    saved = (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS)
+    saved = (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS,
+             conv.TENSOR_CORE_MIN_MACS)
     conv.parallel_target = winograd.parallel_target = lambda vkdev: 1024
     winograd.WINOGRAD_MIN_MACS = profile["winograd"]
     if profile["direct"] is not None:
         conv.DIRECT_MAX_MACS = profile["direct"]
+    conv.TENSOR_CORE_MIN_MACS = profile.get("tensor", conv.TENSOR_CORE_MIN_MACS)
     try:
         yield
     finally:
-        conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS = saved
+        (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS,
+         conv.TENSOR_CORE_MIN_MACS) = saved

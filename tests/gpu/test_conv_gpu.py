@@ -210,6 +210,49 @@ def test_gpu_tiling_and_split_k(monkeypatch, type_name, outc, inc, k, group, ext
     check(type_name, params, weights, [rand(*shape, seed=5)])
 
 
+@pytest.mark.parametrize("in_place", ["1", "0"])
+def test_split_k_sums_survive_replays(monkeypatch, in_place):
+    """Split-K summed in place (fp32 atomics; the last workgroup of a tile finishes it and
+    leaves the sums and counters zeroed for the next run) or by convolution_reduce.comp:
+    three inferences with new data through one recorded plan each match the numpy path,
+    so nothing of one run leaks into the next. Two chained 3x3 layers, the second with a
+    pack1 output (70 channels) and leaky ReLU, both split."""
+    import vkncnn
+    import vkncnn.gpu.command as command
+    import vkncnn.gpu.conv as gpu_conv
+
+    monkeypatch.setenv("VKNCNN_SPLITK_IN_PLACE", in_place)
+    monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
+    monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 0)
+    dispatched = []
+    record = command.VkCompute.record_pipeline
+    monkeypatch.setattr(command.VkCompute, "record_pipeline",
+                        lambda self, p, *a, **k: (dispatched.append(p.name), record(self, p, *a, **k))[1])
+    text = ("7767517\n3 3\nInput in0 0 1 in0 0=9 1=9 2=32\n"
+            "Convolution c1 1 1 in0 a 0=64 1=3 4=1 5=1 6=18432 9=1\n"
+            "Convolution c2 1 1 a out0 0=70 1=3 4=1 5=1 6=40320 9=2 10=0.1\n")
+    weights = b"".join(np.asarray(w, np.float32).tobytes() for w in (
+        [0.0], rand(18432, seed=1) * 0.1, rand(64, seed=2), [0.0], rand(40320, seed=3) * 0.1, rand(70, seed=4)))
+    nets = []
+    for gpu in (False, True):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = net.opt.use_fp16_packed = net.opt.use_fp16_arithmetic = False
+        net.load_param_mem(text)
+        net.load_model(weights)
+        nets.append(net)
+    for seed in (5, 6, 7):
+        x = rand(32, 9, 9, seed=seed)
+        outs = []
+        for net in nets:
+            with net.create_extractor() as ex:
+                ex.input("in0", vkncnn.Mat(x))
+                outs.append(ex.extract("out0")[1].numpy())
+        np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-4)
+    assert dispatched.count("convolution_reduce") == (0 if in_place == "1" else 2), dispatched
+    assert dispatched.count("convolution") == 2, dispatched  # recorded once, replayed twice
+
+
 @pytest.mark.parametrize("type_name,outc,inc,k,group,extra,shape", [
     ("Convolution", 16, 8, 3, 1, {4: 1, 9: 1}, (8, 9, 11)),                 # K = 72: 3 chunks, pack4 out
     ("Convolution", 70, 8, 3, 1, {3: 2, 4: -233, 9: 2, 10: [0.1]}, (8, 13, 10)),  # ragged tiles, pack1 out

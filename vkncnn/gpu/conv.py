@@ -186,15 +186,22 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             and use_tensor_cores(cmd.vkdev, m, n * products, k)):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
-        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1))
+        in_place = sums_in_place(cmd.vkdev, slices)
+        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1),
+                                   {"SPLITK": int(in_place)})
         grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
     else:
         lx, ly, tm = conv_tile(m, n, parallel)
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
         slices = split_k(tiles, k, parallel)
+        in_place = sums_in_place(cmd.vkdev, slices)
         pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
-                                   {"DECONV": int(deconv), "TM": tm})
+                                   {"DECONV": int(deconv), "TM": tm, "SPLITK": int(in_place)})
         grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
+    if in_place:  # the slices meet in fp32 sums of the output's shape, one counter per tile
+        sums, arrivals = cmd.zeroed_state(top.total() * top.elempack), cmd.zeroed_state(tiles)
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, sums, residual, arrivals], [], grid)
+        return top
     workspace = None
     if slices > 1:
         workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
@@ -206,6 +213,15 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         cmd.record_pipeline(reduce, [workspace, top, bias, residual], [], (n, num_output, 1))
         workspace.release()  # back to the pool: the recorder orders any reuse after these reads
     return top
+
+
+def sums_in_place(vkdev, slices: int) -> bool:
+    """Whether split-K's slices add up inside the product's own dispatch (the SPLITK=1
+    shader variants: fp32 atomics, include/split_k_sum.comp) rather than in a second one
+    (convolution_reduce.comp): where the device has fp32 buffer atomics. Measured on the
+    H200: TODO. VKNCNN_SPLITK_IN_PLACE=0 turns it off (to compare)."""
+    return (slices > 1 and vkdev.info.support_atomic_float_add()
+            and os.environ.get("VKNCNN_SPLITK_IN_PLACE", "1") != "0")
 
 
 TENSOR_CORE_MIN_MACS = 1 << 25
