@@ -1,9 +1,6 @@
-// variants: DECONV=0,1 TM=4,8 SPLITK=0,1
+// variants: DECONV=0,1 TM=4,8
 // alias: deconvolution DECONV=1
 #version 450
-#if SPLITK
-#extension GL_EXT_shader_atomic_float : require
-#endif
 
 // Convolution (and, with DECONV=1, transposed convolution) as a tiled matrix product with
 // implicit im2col: per group g,
@@ -29,10 +26,8 @@
 // (and groups that straddle a pack of 4) all work, and the driver folds the arithmetic.
 //
 // Split-K (k_slices > 1, for products with too few tiles to fill a GPU): workgroup z =
-// group * k_slices + slice sums only its slice of K. SPLITK=1 adds the slices up in place
-// (include/split_k_sum.comp: fp32 atomics, the last workgroup of a tile finishes it);
-// SPLITK=0 writes the raw partial sums to an fp32 workspace and convolution_reduce.comp
-// adds the slices and applies the epilogue.
+// group * k_slices + slice sums only its slice of K and writes the raw partial sums to an
+// fp32 workspace; convolution_reduce.comp then adds the slices and applies the epilogue.
 //
 // Tile: a workgroup of lx x ly invocations computes TM*ly output channels x 4*lx pixels;
 // invocation (tx, ty) owns channels ty*TM..ty*TM+TM-1 (whole pack4 items) and pixels tx + lx*j.
@@ -69,16 +64,11 @@ layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
 layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
 layout (binding = 2) readonly buffer weight_blob { sfp weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
-#if !SPLITK
 // split-K partial sums, fp32 whatever the storage: [slice][group * outc_g][N]
 layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; };
-#endif
 layout (binding = 5) readonly buffer residual_blob { sfp residual_data[]; };
 
 #include "activation.comp"
-#if SPLITK
-#include "split_k_sum.comp"
-#endif
 
 #define BK 16
 #define PF 8   // most values of each tile one invocation prefetches into registers
@@ -122,22 +112,6 @@ afp gather(int k, int y0, int x0, int c_base)
     const int c = c_base + ic;
     const int i = (c / in_elempack) * in_cstep * in_elempack + (iy * w + ix) * in_elempack + c % in_elempack;
     return buffer_ld1(bottom_blob_data, i);
-}
-
-// the output scalar of channel oc at pixel n
-int output_index(int oc, int n)
-{
-    return (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack;
-}
-
-// bias, the folded residual and the activation on the finished sum v of output scalar o
-void store_output(int oc, int o, afp v)
-{
-    if (bias_term == 1)
-        v += buffer_ld1(bias_data, oc);
-    if (residual_term == 1)
-        v += buffer_ld1(residual_data, o);
-    buffer_st1(top_blob_data, o, activation_afp(v, activation_type, activation_param_0, activation_param_1));
 }
 
 // the input corner of output pixel n (convolution), or its position in the uncut output (deconv)
@@ -301,7 +275,6 @@ void main()
             if (m >= M)
                 continue;
             const int oc = g * M + m;
-#if !SPLITK
             if (k_slices > 1)
             {
                 // partial sums: convolution_reduce.comp adds the slices, bias and activation
@@ -314,41 +287,20 @@ void main()
                 }
                 continue;
             }
-#endif
+            const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+            const int o_base = (oc / out_elempack) * out_cstep * out_elempack + oc % out_elempack;
             for (int j = 0; j < 4; j++)
             {
                 const int n = n0 + tx + lx * j;
-                if (n >= N)
-                    continue;
-#if SPLITK
-                if (k_slices > 1)
+                if (n < N)
                 {
-                    split_k_add(output_index(oc, n), float(sum[r + j][i]));
-                    continue;
+                    const int o = o_base + n * out_elempack;
+                    afp v = sum[r + j][i] + b;
+                    if (residual_term == 1)
+                        v += buffer_ld1(residual_data, o);
+                    buffer_st1(top_blob_data, o, activation_afp(v, activation_type, activation_param_0, activation_param_1));
                 }
-#endif
-                store_output(oc, output_index(oc, n), sum[r + j][i]);
             }
         }
     }
-#if SPLITK
-    if (k_slices == 1)
-        return;
-    const int tile = int((g * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x);
-    if (!split_k_arrive(tile))
-        return;
-    // the last workgroup: neighbouring invocations take neighbouring output scalars (the
-    // four channels of a pack4 item, then the next pixel)
-    for (int e = tid; e < BM * BN; e += nthreads)
-    {
-        const int m = m0 + (e / (4 * BN)) * 4 + e % 4;
-        const int n = n0 + (e / 4) % BN;
-        if (m < M && n < N)
-        {
-            const int oc = g * M + m;
-            const int o = output_index(oc, n);
-            store_output(oc, o, afp(split_k_take(o)));
-        }
-    }
-#endif
 }

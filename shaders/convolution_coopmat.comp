@@ -1,13 +1,9 @@
-// variants: SPLITK=0,1 BK=32,64
 #version 450
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #extension GL_EXT_control_flow_attributes : require
-#if SPLITK
-#extension GL_EXT_shader_atomic_float : require
-#endif
 
 // Convolution as a matrix product on tensor cores (VK_KHR_cooperative_matrix), for devices
 // that multiply 16x16x16 fp16 tiles into fp32 with 32-wide subgroups (NVIDIA). Same product
@@ -37,8 +33,7 @@
 // Every fixed-count loop is [[unroll]]ed: the register arrays (ra, rb, the fragments) then
 // stay registers. Measured on the H200, whole models, blocks interleaved: vgg16 1.335 ->
 // 1.248 ms, resnet50 1.201 -> 1.164 ms.
-// Split-K (k_slices > 1) works as in convolution.comp: SPLITK=1 sums the slices in place
-// (include/split_k_sum.comp), SPLITK=0 writes raw fp32 partial sums for convolution_reduce.comp.
+// Split-K (k_slices > 1) writes raw fp32 partial sums to the workspace like convolution.comp.
 
 layout (constant_id = 0) const int kernel_w = 1;
 layout (constant_id = 1) const int kernel_h = 1;
@@ -73,23 +68,16 @@ layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; }
 layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
 layout (binding = 2) readonly buffer weight_blob { sfpvec4 weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
-#if !SPLITK
 layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; };
-#endif
 layout (binding = 5) readonly buffer residual_blob { sfp residual_data[]; };
 
 #include "activation.comp"
-#if SPLITK
-#include "split_k_sum.comp"
-#endif
 
 #define WM 2
 #define WN 2
 #define BM (32 * WM)
 #define BN (32 * WN)
-#ifndef BK
 #define BK 32
-#endif
 #define NT 128
 // Row strides of the shared tiles, in elements: padded against bank conflicts, and kept
 // multiples of 16 bytes as cooperative-matrix loads and stores want.
@@ -163,22 +151,6 @@ void store_chunk(int tid)
         sB[b + 2 * SB_STRIDE] = rb[q].z;
         sB[b + 3 * SB_STRIDE] = rb[q].w;
     }
-}
-
-// the output scalar of channel oc at pixel n
-int output_index(int oc, int n)
-{
-    return (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack;
-}
-
-// bias, the folded residual and the activation on the finished sum v of output scalar o
-void store_output(int oc, int o, afp v)
-{
-    if (bias_term == 1)
-        v += buffer_ld1(bias_data, oc);
-    if (residual_term == 1)
-        v += buffer_ld1(residual_data, o);
-    buffer_st1(top_blob_data, o, activation_afp(v, activation_type, activation_param_0, activation_param_1));
 }
 
 void main()
@@ -255,35 +227,17 @@ void main()
                 const float v = sC[stage + mm * SC_STRIDE + nn];
                 if (k_slices > 1)
                 {
-#if SPLITK
-                    split_k_add(output_index(oc, n), v);
-#else
                     workspace_data[(slice * groups * M + oc) * N + n] = v;
-#endif
                     continue;
                 }
-                store_output(oc, output_index(oc, n), afp(v));
+                const afp bias = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+                const int o = (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack;
+                afp r = afp(v) + bias;
+                if (residual_term == 1)
+                    r += buffer_ld1(residual_data, o);
+                buffer_st1(top_blob_data, o, activation_afp(r, activation_type, activation_param_0, activation_param_1));
             }
             subgroupBarrier();  // every lane has read the stage before the next fragment lands
         }
     }
-#if SPLITK
-    if (k_slices == 1)
-        return;
-    const int tile = int((g * gl_NumWorkGroups.y + gl_WorkGroupID.y) * gl_NumWorkGroups.x + gl_WorkGroupID.x);
-    if (!split_k_arrive(tile))
-        return;
-    // the last workgroup finishes the tile, neighbouring invocations on neighbouring output scalars
-    for (int e = tid; e < BM * BN; e += NT)
-    {
-        const int m = m0 + (e / (4 * BN)) * 4 + e % 4;
-        const int n = n0 + (e / 4) % BN;
-        if (m < M && n < N)
-        {
-            const int oc = g * M + m;
-            const int o = output_index(oc, n);
-            store_output(oc, o, afp(split_k_take(o)));
-        }
-    }
-#endif
 }

@@ -120,7 +120,6 @@ class VkCompute:
         self._tracker = BarrierTracker()
         self._descriptors = DescriptorArena(vkdev)
         self._own_blob = self._own_staging = None
-        self._state_allocator = None         # zeroed_state's buffers
         self._staging: list = []             # (allocator, VkBufferMemory) freed at release
         self._scratch: list = []             # VkMats bound to unused writable slots
         self._pinned: dict = {}              # bm.key -> bm used by recorded commands
@@ -365,35 +364,6 @@ class VkCompute:
                            f"the device limit {limit}; use a larger local size or split the work")
         return groups
 
-    def record_fill(self, mat: VkMat, value: int = 0) -> None:
-        """Fill every 4-byte word of `mat` with the uint32 `value` (vkCmdFillBuffer)."""
-        seg = self._open_segment()
-        bm = self._use(mat)
-        self._tracker.access(seg.cmdbuf, [(bm, TRANSFER, 0, TRANSFER_WRITE)])
-        vk.lib.vkCmdFillBuffer(seg.cmdbuf, bm.buffer, bm.offset, mat.nbytes() // 4 * 4, value)
-        seg.commands += 1
-
-    def zeroed_state(self, words: int) -> VkMat:
-        """A device buffer of `words` zero uint32s kept for this recorder's life and never
-        shared: state its recorded commands carry from one replay to the next (split-K's
-        in-place sums and arrival counters, which the shaders leave zeroed again). Zeroed
-        once, now, by a submission of its own; every segment's opening barrier orders it
-        before the commands that use it."""
-        if self._state_allocator is None:
-            # its own pool: a buffer released earlier in this recording would still be
-            # written by the recorded commands that used it, after this fill
-            from .allocator import VkBlobAllocator
-            self._state_allocator = VkBlobAllocator(self.vkdev)
-        mat = VkMat.create(max(1, words), dims=1, elemsize=4, allocator=self._state_allocator)
-        self._scratch.append(mat)
-        fill = VkCompute(self.vkdev)
-        try:
-            fill.record_fill(mat)
-            fill.submit_and_wait()
-        finally:
-            fill.release()
-        return mat
-
     def record_timestamp(self, query_pool, index: int, reset_count: int = 0) -> None:
         """Write a GPU timestamp once every command recorded so far has finished.
 
@@ -466,9 +436,6 @@ class VkCompute:
         for mat in self._scratch:
             mat.release()
         self._scratch.clear()
-        if self._state_allocator is not None:
-            self._state_allocator.clear()
-            self._state_allocator = None
         self._allocators_used.clear()
         if self._own_blob is not None:
             self.vkdev.reclaim_blob_allocator(self._own_blob)

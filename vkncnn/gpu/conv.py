@@ -186,22 +186,15 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             and use_tensor_cores(cmd.vkdev, m, n * products, k)):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
-        in_place = sums_in_place(cmd.vkdev, slices)
-        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1),
-                                   {"SPLITK": int(in_place)})
+        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1))
         grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
     else:
         lx, ly, tm = conv_tile(m, n, parallel)
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
         slices = split_k(tiles, k, parallel)
-        in_place = sums_in_place(cmd.vkdev, slices)
         pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
-                                   {"DECONV": int(deconv), "TM": tm, "SPLITK": int(in_place)})
+                                   {"DECONV": int(deconv), "TM": tm})
         grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
-    if in_place:  # the slices meet in fp32 sums of the output's shape, one counter per tile
-        sums, arrivals = cmd.zeroed_state(top.total() * top.elempack), cmd.zeroed_state(tiles)
-        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, sums, residual, arrivals], [], grid)
-        return top
     workspace = None
     if slices > 1:
         workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
@@ -213,15 +206,6 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         cmd.record_pipeline(reduce, [workspace, top, bias, residual], [], (n, num_output, 1))
         workspace.release()  # back to the pool: the recorder orders any reuse after these reads
     return top
-
-
-def sums_in_place(vkdev, slices: int) -> bool:
-    """Whether split-K's slices add up inside the product's own dispatch (the SPLITK=1
-    shader variants: fp32 atomics, include/split_k_sum.comp) rather than in a second one
-    (convolution_reduce.comp): where the device has fp32 buffer atomics. Measured on the
-    H200: TODO. VKNCNN_SPLITK_IN_PLACE=0 turns it off (to compare)."""
-    return (slices > 1 and vkdev.info.support_atomic_float_add()
-            and os.environ.get("VKNCNN_SPLITK_IN_PLACE", "1") != "0")
 
 
 TENSOR_CORE_MIN_MACS = 1 << 25
@@ -303,7 +287,12 @@ def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
     tiles). Each slice keeps at least `min_slice` of K (4 chunks of 16 for the scalar
     kernel; 4 chunks of 32 for the tensor-core one: measured on the H200, slices of 128
     instead of 256 took resnet50 from 2.04 to 1.71 ms, googlenet from 2.18 to 1.80 ms);
-    at most 16 slices."""
+    at most 16 slices. The slices meet in convolution_reduce.comp, a second dispatch.
+    Measured and not adopted (H200, fp16, whole models, same process): adding the slices
+    in place with fp32 atomics, the last workgroup of each tile applying the epilogue and
+    re-zeroing the sums for the next replay, was slower: resnet50 1.096 -> 1.217 ms,
+    resnet18 0.583 -> 0.722, googlenet 0.891 -> 0.905, vgg16 1.221 -> 1.238 (every slice
+    adds into the same addresses, and the last workgroup's pass is serial)."""
     if parallel <= 1 or tiles >= parallel // 2 or k < 2 * min_slice:
         return 1
     return max(1, min(16, -(-parallel // tiles), k // min_slice))

@@ -40,8 +40,6 @@ def _device_extensions(info: GpuInfo) -> list[str]:
         wanted += ["VK_KHR_8bit_storage", "VK_KHR_shader_float16_int8"]
     if info.support_cooperative_matrix():
         wanted += ["VK_KHR_cooperative_matrix", "VK_KHR_vulkan_memory_model"]
-    if info.support_atomic_float_add():
-        wanted += ["VK_EXT_shader_atomic_float"]
     return [e for e in wanted if info.support_extension(e)]
 
 
@@ -94,10 +92,6 @@ class VulkanDevice(RefCounted):
             chain.append(ffi.new("VkPhysicalDeviceCooperativeMatrixFeaturesKHR*", {
                 "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR,
                 "cooperativeMatrix": True}))
-        if info.support_atomic_float_add():  # split-K sums in place: gpu/conv.py
-            chain.append(ffi.new("VkPhysicalDeviceShaderAtomicFloatFeaturesEXT*", {
-                "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT,
-                "shaderBufferFloat32Atomics": True, "shaderBufferFloat32AtomicAdd": True}))
         for a, b in itertools.pairwise(chain):
             a.pNext = b
         features10 = ffi.new("VkPhysicalDeviceFeatures*", {"shaderInt16": info.support_int16_arithmetic()})

@@ -60,7 +60,6 @@ class GpuInfo:
         self._max_memory_allocation_size = 0
         self._driver_name = ""
         self._coopmat_feature = self._memory_model = False
-        self._atomic_float_add = False
         self._coopmat_shapes: frozenset = frozenset()
         self._int16 = bool(_features_1_0(physical_device).shaderInt16)
         # The *2 queries and their structs need Vulkan 1.1 on both the instance and the device.
@@ -103,11 +102,6 @@ class GpuInfo:
             memory_model = ffi.new("VkPhysicalDeviceVulkanMemoryModelFeatures*",
                                    {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_MEMORY_MODEL_FEATURES})
             chain.append(memory_model)
-        atomic_float = None
-        if "VK_EXT_shader_atomic_float" in self._extensions:
-            atomic_float = ffi.new("VkPhysicalDeviceShaderAtomicFloatFeaturesEXT*",
-                                   {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT})
-            chain.append(atomic_float)
         features2 = ffi.new("VkPhysicalDeviceFeatures2*",
                             {"sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2})
         _link(features2, chain)
@@ -124,9 +118,6 @@ class GpuInfo:
             self._memory_model = bool(memory_model.vulkanMemoryModel)
         if coopmat is not None:
             self._coopmat_feature = bool(coopmat.cooperativeMatrix)
-        if atomic_float is not None:
-            self._atomic_float_add = bool(atomic_float.shaderBufferFloat32Atomics
-                                          and atomic_float.shaderBufferFloat32AtomicAdd)
 
     def _query_properties2(self, pd) -> None:
         ffi, lib = vk.ffi, vk.lib
@@ -232,11 +223,6 @@ class GpuInfo:
 
     def support_cooperative_matrix_16x16x16_fp16(self) -> bool:
         return self.support_cooperative_matrix() and (16, 16, 16, "f16", "f32") in self._coopmat_shapes
-
-    def support_atomic_float_add(self) -> bool:
-        """fp32 atomicAdd and atomicExchange on storage buffers (VK_EXT_shader_atomic_float):
-        the convolutions then sum split-K slices in place (SPLITK=1 shader variants)."""
-        return self._atomic_float_add
 
     def support_extension(self, name: str) -> bool:
         return name in self._extensions
