@@ -6,7 +6,7 @@
 Per model: load time, first inference, then min/median/max over --loops timed
 inferences after --warmup. With --compare-ncnn, real ncnn runs the same .param,
 the same random weights and the same input on the same device, interleaved
-with ours (loop by loop on the GPU, in settled blocks on the CPU: see
+with ours (in blocks on the GPU, in settled blocks on the CPU: see
 time_interleaved; machines are noisy, only a same-run ratio means much), and the
 ratio vkncnn/ncnn of medians is printed.
 """
@@ -149,10 +149,15 @@ def time_interleaved(runners, x: np.ndarray, loops: int, block: int, settle_s: f
       spinning for a while after it returns (OpenMP's, and numpy's OpenBLAS for ~0.1 s or
       more), stealing cores from whoever runs next. Measured on 2 cores: ncnn's mobilenet
       took 13.9 ms after 50 ms of quiet, 6.6 ms after 250 ms, 6.4 ms after 600 ms.
-    - GPU: loop by loop, no pause. An idle GPU drops its clock within milliseconds (the
+    - GPU: in blocks of 10, no pause. An idle GPU drops its clock within milliseconds (the
       H200 idles at 345 MHz, boosts to 1980): with 50 ms pauses resnet18 took us 2.64 ms and
-      ncnn 3.82 ms, loop by loop 1.05 and 2.03 ms. Keeping the GPU busy measures both at
-      full clock.
+      ncnn 3.82 ms, back to back 1.05 and 2.03 ms. Keeping the GPU busy measures both at
+      full clock. Not loop by loop: the GPU switching between the two runtimes' devices
+      (contexts) costs the first inference after a switch ~0.2 ms, whoever runs it (H200,
+      resnet50: ours 1.235 ms alone, 1.437 right after one of ncnn's; ncnn's 2.575 and
+      2.789), a cost neither runtime has when it runs alone. In blocks of 10 only the first
+      of each block pays it, and the medians are each runtime's own speed. `--block 1`
+      gives the loop-by-loop figures.
     """
     times: dict[str, list[float]] = {r.name: [] for r in runners}
     done = 0
@@ -219,7 +224,7 @@ def main(argv=None) -> int:
     ap.add_argument("--warmup-s", type=float, help="...and at least this many seconds of them "
                     "(default: 2 on the GPU, whose clock ramps up under load; 0 on the CPU)")
     ap.add_argument("--block", type=int, help="timed loops per runner before switching "
-                    "(default: 5 on the CPU, 1 on the GPU)")
+                    "(default: 5 on the CPU, 10 on the GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
                     "runtime's threads sleep (default: 300 on the CPU, 0 on the GPU)")
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -232,7 +237,7 @@ def main(argv=None) -> int:
     ap.add_argument("--profile", action="store_true", help="also print a per-layer time breakdown")
     args = ap.parse_args(argv)
     if args.block is None:
-        args.block = 1 if args.gpu else 5
+        args.block = 10 if args.gpu else 5
     if args.warmup_s is None:
         args.warmup_s = 2.0 if args.gpu else 0.0
     if args.settle_ms is None:
