@@ -9,16 +9,19 @@ no temporary. The layout makes every operand of that loop one long contiguous ru
 
 - the input is channels-last, (h, w, c), padded, so output row y of tap (i, j) reads
   the contiguous run of ow*c floats starting at padded row y*sh + i*dh, column j*dw
-  (stride 1). With a column stride the taps' columns are first copied out, one
-  (h, ow, c) plane per kernel column j (padded column x*sw + j*dw at x), so each tap
-  again reads contiguous runs;
+  (stride 1). With a column stride sw the input's columns are first copied out by
+  phase, one plane per residue (j*dw) % sw (padded column x*sw + first at x), so each
+  tap again reads contiguous runs: with stride 2 the even columns serve taps 0, 2, 4
+  and the odd ones taps 1, 3, each tap a run that starts one pixel further along;
 - the weights are "tiled": tap (i, j)'s c channel weights repeated ow times, an
   (ow*c) row matching an output row element for element (made once per output
   width and kept by the caller).
 
 np.einsum("ijyn,ijn->yn") then iterates output rows outermost and the taps inside,
 so an output row (ow*c floats, a few KiB) stays in L1 while all taps accumulate
-into it. Measured against the previous kernels (per-tap multiply and add on planar
+into it; with a stride, one einsum per phase, added up.
+
+Measured against the previous kernels (per-tap multiply and add on planar
 blocks, or an einsum over the channel axis alone), one thread, bias and ReLU fused,
 channels-last input: 72 channels 56x56 3x3 0.69 -> 0.42 ms; 64 at 112x112 3x3
 stride 2 0.95 -> 0.55 ms; 120 at 28x28 5x5 0.68 -> 0.38 ms; 58 at 28x28 3x3
@@ -33,6 +36,12 @@ planar kernel); the matrix-product convolutions that feed depthwise ones therefo
 write channels-last (vkncnn/channels_last.py), which covers every depthwise layer of
 the MobileNets and all but three small ones of ShuffleNetV2.
 
+Planes per phase rather than one per kernel column copy 2 planes instead of 3 (3x3)
+or 5 (5x5) at stride 2, for one more pass over the (4x smaller) output. In whole
+models (2 threads, interleaved, medians): MobileNetV2 conv2_2/dwise (96 channels of
+112x112, 3x3) 1.66 -> 1.39 ms; MobileNetV3's 64 channels of 112x112 3x3 1.11 -> 0.85 ms,
+72 of 56x56 5x5 0.40 -> 0.34 ms; its depthwise layers together 5.32 -> 5.05 ms.
+
 One thread: splitting the output rows over two (numpy releases the GIL inside einsum)
 measured no faster in whole models (MobileNetV3 15.3 ms threaded from 2M multiply-adds
 up, 14.9 ms never threaded; 2 threads, interleaved with ncnn as `vkncnn bench` runs), and
@@ -42,6 +51,7 @@ calls than it saved (MobileNetV2 11% slower with 512 KiB blocks).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -74,14 +84,17 @@ def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dila
     ow = (w + left + right - dw * (kw - 1) - 1) // sw + 1
     if oh <= 0 or ow <= 0:
         raise ValueError(f"kernel extent does not fit the padded input {h + top + bottom}x{w + left + right}")
+    phases = column_phases(kw, sw, dw)
     tiled = None if tiles is None else tiles.get(ow)
     if tiled is None:
-        tiled = tile_weights(taps, bias, kh, kw, ow)
+        tiled = tile_weights(taps, bias, kh, kw, ow, phases)
         if tiles is not None:
             tiles[ow] = tiled
     weights, bias_row = tiled
-    windows = tap_windows(x.transpose(1, 2, 0), (kh, kw, sh, sw, dh, dw, top, left, oh, ow), pad_value)
-    out = np.einsum("ijyn,ijn->yn", windows, weights)
+    windows = tap_windows(x.transpose(1, 2, 0), (kh, sh, sw, dh, dw, top, left, oh, ow), phases, pad_value)
+    out = np.einsum("ijyn,ijn->yn", windows[0], weights[0])
+    for more in zip(windows[1:], weights[1:]):
+        np.add(out, np.einsum("ijyn,ijn->yn", *more), out=out)
     if bias_row is not None:
         np.add(out, bias_row, out=out)
     if activation is not None:
@@ -89,27 +102,34 @@ def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dila
     return out.reshape(oh, ow, c).transpose(2, 0, 1)
 
 
-def tap_windows(x: np.ndarray, geometry, pad_value: float) -> np.ndarray:
-    """(kh, kw, oh, ow*c) view: [i, j, y] is the contiguous run of input that output row
-    y of tap (i, j) multiplies. x: the unpadded input as (h, w, c).
+def column_phases(kw: int, sw: int, dw: int) -> list[range]:
+    """The kernel columns grouped by the phase (j*dw) % sw of the input columns they read.
 
-    Stride 1: one plane, the padded input itself; tap column j starts j*dw pixels
-    further along a row. Column stride sw: one plane per kernel column j, holding the
-    padded columns x*sw + j*dw at x, so every tap still reads contiguous runs.
+    Columns j and j + sw/gcd(sw, dw) share a phase and read runs dw/gcd(sw, dw) output
+    pixels apart. Stride 1: one group, all columns."""
+    step = sw // math.gcd(sw, dw)
+    return [range(j0, kw, step) for j0 in range(min(step, kw))]
+
+
+def tap_windows(x: np.ndarray, geometry, phases: list[range], pad_value: float) -> list[np.ndarray]:
+    """Per phase, a (kh, len(phase), oh, ow*c) view: [i, k, y] is the contiguous run of
+    input that output row y of tap (i, phase[k]) multiplies. x: the unpadded input as
+    (h, w, c).
+
+    The phase of first column j0 is a plane of the padded columns x*sw + j0*dw, x <
+    ow plus the runs' spread (stride 1: the padded input itself); its k-th tap starts
+    k*dw/gcd(sw, dw) pixels further along a row.
     """
-    kh, kw, sh, sw, dh, dw, top, left, oh, ow = geometry
+    kh, sh, sw, dh, dw, top, left, oh, ow = geometry
     c = x.shape[2]
     hp = (oh - 1) * sh + (kh - 1) * dh + 1        # padded rows that are read
-    if sw == 1:
-        planes = _padded_columns(x, hp, ow + (kw - 1) * dw, 1, [0], top, left, pad_value)
-        tap_step = dw * c
-    else:
-        planes = _padded_columns(x, hp, ow, sw, [j * dw for j in range(kw)], top, left, pad_value)
-        tap_step = ow * c
+    spread = dw // math.gcd(sw, dw)               # pixels between the runs of a phase's taps
+    width = ow + (max(len(p) for p in phases) - 1) * spread
+    planes = _padded_columns(x, hp, width, sw, [p[0] * dw for p in phases], top, left, pad_value)
     row = planes.strides[0]
     item = planes.itemsize
-    return as_strided(planes, (kh, kw, oh, ow * c), (dh * row, tap_step * item, sh * row, item),
-                      writeable=False)
+    return [as_strided(planes[:, k], (kh, len(p), oh, ow * c), (dh * row, spread * c * item, sh * row, item),
+                       writeable=False) for k, p in enumerate(phases)]
 
 
 def _padded_columns(x: np.ndarray, hp: int, width: int, step: int, firsts: list[int], top: int, left: int,
@@ -139,10 +159,12 @@ def _inside(count: int, size: int, first: int, step: int) -> tuple[int, int]:
     return lo, max(lo, hi)
 
 
-def tile_weights(taps: np.ndarray, bias: np.ndarray | None, kh: int, kw: int, ow: int):
-    """(weights (kh, kw, ow*c), bias row (ow*c) or None): each tap's channel weights, and
-    the bias, repeated along an output row of ow pixels."""
+def tile_weights(taps: np.ndarray, bias: np.ndarray | None, kh: int, kw: int, ow: int, phases: list[range]):
+    """(weights, bias row (ow*c) or None): per phase, its taps' channel weights as
+    (kh, len(phase), ow*c), and the bias, repeated along an output row of ow pixels."""
     c = taps.shape[1]
-    weights = np.ascontiguousarray(np.broadcast_to(taps.reshape(kh, kw, 1, c), (kh, kw, ow, c)))
+    grid = taps.reshape(kh, kw, 1, c)
+    weights = [np.ascontiguousarray(np.broadcast_to(grid[:, p.start:p.stop:p.step], (kh, len(p), ow, c)))
+               .reshape(kh, len(p), ow * c) for p in phases]
     bias_row = None if bias is None else np.tile(np.asarray(bias, np.float32), ow)
-    return weights.reshape(kh, kw, ow * c), bias_row
+    return weights, bias_row

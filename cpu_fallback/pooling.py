@@ -28,8 +28,12 @@ def global_pool(x: np.ndarray, pooling_type: int) -> np.ndarray:
     flat = x.reshape(x.shape[0], -1)
     if pooling_type == POOL_MAX:
         return flat.max(axis=1)
-    # float64 accumulation: closer to the exact mean than any float32 order
-    return (flat.sum(axis=1, dtype=np.float64) / flat.shape[1]).astype(np.float32)
+    # the sums as one matrix-vector product: float32 sums as ncnn's, and fast in any layout,
+    # where numpy's float64 sum along the strided pixel axis of a channels-last input (a
+    # depthwise result, as in MobileNetV3's squeeze-excitation blocks) took 4-7x longer:
+    # 72x28x28 31 -> 5 us, 672x14x14 40 -> 8 us
+    sums = np.matmul(flat, np.ones(flat.shape[1], np.float32))
+    return (sums / np.float32(flat.shape[1])).astype(np.float32, copy=False)
 
 
 def _bins(size: int, out: int) -> list[tuple[int, int]]:

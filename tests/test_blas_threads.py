@@ -36,3 +36,13 @@ def test_no_load_cap_when_pinned_to_some_cpus(monkeypatch):
         assert blas_threads.update_load_cap() == 1
     finally:
         blas_threads._cap = 1 << 30
+
+
+def test_single_row_products_thread_from_fewer_multiply_adds():
+    """A one-row product is bound by memory (its weights), so it gets the threads sooner."""
+    from vkncnn.cpu_fallback.blas import PARALLEL_MACS, PARALLEL_VECTOR_MACS, BlasThreads
+
+    between = (PARALLEL_VECTOR_MACS + PARALLEL_MACS) // 2
+    assert BlasThreads(between, 2, vector=True).threads == 2
+    assert BlasThreads(between, 2).threads == 1
+    assert BlasThreads(PARALLEL_VECTOR_MACS - 1, 2, vector=True).threads == 1

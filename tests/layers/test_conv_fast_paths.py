@@ -55,7 +55,8 @@ def test_pointwise_padded(act, pads, pad_value):
 
 @pytest.mark.parametrize("c,h,w", [(3, 9, 11), (16, 57, 55), (200, 14, 13), (24, 8, 8), (640, 7, 7), (12, 33, 29)])
 @pytest.mark.parametrize("kernel,stride,dilation",
-                         [(3, 1, 1), (3, 2, 1), (5, 1, 1), (5, 2, 1), (3, 1, 2), (2, 3, 1), (1, 1, 1)])
+                         [(3, 1, 1), (3, 2, 1), (5, 1, 1), (5, 2, 1), (3, 1, 2), (2, 3, 1), (1, 1, 1),
+                          (3, 2, 2), (4, 3, 2)])  # the last two: column phases sharing taps, spread apart
 @pytest.mark.parametrize("pads", [{4: 1}, {4: -233}, {4: -234}, {4: 1, 15: 0, 14: 2, 16: 1}])
 def test_depthwise(c, h, w, kernel, stride, dilation, pads):
     if kernel < stride and pads.get(4, 0) < 0:

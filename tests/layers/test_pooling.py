@@ -1,9 +1,11 @@
 import itertools
 
+import numpy as np
 import pytest
 
 import vkncnn
 from tests.oracle import check_layer, rand
+from vkncnn.cpu_fallback import pooling
 
 SHAPES = [(1, 7, 9), (3, 8, 8), (4, 11, 6), (8, 5, 13), (12, 6, 7), (16, 3, 3)]
 WINDOWS = [  # kernel_w, kernel_h, stride_w, stride_h
@@ -30,6 +32,15 @@ def test_window_pooling_matches_ncnn(pooling_type, pad_mode, include_pad):
 @pytest.mark.parametrize("shape", [(7,), (5, 9), (1, 4, 4), (3, 6, 7), (24, 5, 3)])
 def test_global_pooling_matches_ncnn(pooling_type, shape):
     check_layer("Pooling", {0: pooling_type, 4: 1}, [], [rand(*shape)])
+
+
+@pytest.mark.parametrize("pooling_type", [0, 1])
+def test_global_pooling_of_channels_last_input(pooling_type):
+    """A depthwise result arrives channels-last (a transposed view): same answer as planar."""
+    planar = np.ascontiguousarray(rand(72, 28, 28))
+    channels_last = np.ascontiguousarray(planar.transpose(1, 2, 0)).transpose(2, 0, 1)
+    np.testing.assert_allclose(pooling.global_pool(channels_last, pooling_type),
+                               pooling.global_pool(planar, pooling_type), rtol=1e-6, atol=1e-7)
 
 
 @pytest.mark.parametrize("pooling_type", [0, 1])

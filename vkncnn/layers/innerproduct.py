@@ -98,7 +98,8 @@ class InnerProduct(Layer):
             if self.bias_data is not None:
                 out += self.bias_data
         else:
-            with BlasThreads(rows.shape[0] * self.weight_data.size, getattr(opt, "num_threads", 1)):
+            with BlasThreads(rows.shape[0] * self.weight_data.size, getattr(opt, "num_threads", 1),
+                             vector=rows.shape[0] == 1):
                 out = gemm.innerproduct(rows.astype(np.float32, copy=False), self.weight_data, self.bias_data)
         out = fused_activation(out, self.activation_type, self.activation_params)
         return [out if x.ndim == 2 and x.shape[1] == self.num_input else out.reshape(-1)]
