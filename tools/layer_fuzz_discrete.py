@@ -12,6 +12,8 @@ while a case runs in this process (ncnn runs in its own):
         direct kernel where conv.py's threshold takes it (all but the largest products)
   gpuT  parallel_target 1024, neither Winograd nor the direct kernel: the tiled kernel
         with split-K
+  gpuW  as gpuD, with Winograd F(4x4, 3x3) wherever Winograd runs (choose_tile takes it
+        only on images larger than fuzzed ones)
   gpuC  as gpuT, and the tensor-core kernel (convolution_coopmat.comp) at any size where
         the device has cooperative matrices (gpuC16: it is fp16-only); elsewhere gpuT again
 
@@ -24,7 +26,8 @@ from __future__ import annotations
 from contextlib import contextmanager
 
 PROFILES = {"gpuD": {"winograd": 0, "direct": None}, "gpuT": {"winograd": 1 << 62, "direct": 0},
-            "gpuC": {"winograd": 1 << 62, "direct": 0, "tensor": 0}}
+            "gpuC": {"winograd": 1 << 62, "direct": 0, "tensor": 0},
+            "gpuW": {"winograd": 0, "direct": None, "winograd_tile": 4}}
 
 
 def base_path(path: str) -> str:
@@ -44,14 +47,16 @@ def device_profile(path: str):
     from vkncnn.gpu import conv, winograd
 
     saved = (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS,
-             conv.TENSOR_CORE_MIN_MACS)
+             conv.TENSOR_CORE_MIN_MACS, conv.choose_tile)
     conv.parallel_target = winograd.parallel_target = lambda vkdev: 1024
     winograd.WINOGRAD_MIN_MACS = profile["winograd"]
     if profile["direct"] is not None:
         conv.DIRECT_MAX_MACS = profile["direct"]
     conv.TENSOR_CORE_MIN_MACS = profile.get("tensor", conv.TENSOR_CORE_MIN_MACS)
+    if "winograd_tile" in profile:
+        conv.choose_tile = lambda opt, outh, outw: profile["winograd_tile"]
     try:
         yield
     finally:
         (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS,
-         conv.TENSOR_CORE_MIN_MACS) = saved
+         conv.TENSOR_CORE_MIN_MACS, conv.choose_tile) = saved

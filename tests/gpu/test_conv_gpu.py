@@ -302,6 +302,7 @@ def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, ex
     assert "convolution_direct" in shaders
 
 
+@pytest.mark.parametrize("f", [2, 4])
 @pytest.mark.parametrize("parallel", [1, 1024])
 @pytest.mark.parametrize("outc,inc,extra,shape", [
     (12, 8, {4: 1, 9: 1}, (8, 9, 11)),                       # odd output: partial last tiles
@@ -310,9 +311,10 @@ def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, ex
     (16, 8, {15: 0, 14: 1, 16: 2, 13: 1, 5: 0}, (8, 10, 9)),  # asymmetric pads, no bias
     (8, 8, {4: -233, 9: 4}, (8, 6, 7)),                      # SAME padding
     (64, 32, {4: 1, 9: 1}, (32, 12, 12)),                    # long products: split-K / tiles
+    (8, 4, {4: 1}, (4, 3, 2)),                               # one tile, mostly padding
 ])
-def test_winograd(monkeypatch, parallel, outc, inc, extra, shape):
-    """The Winograd F(2x2, 3x3) path (gpu/winograd.py: input transform, grouped product,
+def test_winograd(monkeypatch, f, parallel, outc, inc, extra, shape):
+    """The Winograd F(f x f, 3x3) path (gpu/winograd.py: input transform, grouped product,
     output transform) on every pad form, against the numpy path; `parallel` 1024 gives the
     product a large GPU's kernels (split-K, direct). The path must really run."""
     import vkncnn.gpu.conv as gpu_conv
@@ -321,30 +323,59 @@ def test_winograd(monkeypatch, parallel, outc, inc, extra, shape):
     monkeypatch.setattr(gpu_winograd, "winograd_device", lambda vkdev: True)
     monkeypatch.setattr(gpu_winograd, "WINOGRAD_MIN_MACS", 0)
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: parallel)
-    shaders = []
+    monkeypatch.setattr(gpu_conv, "choose_tile", lambda opt, outh, outw: f)
+    made = []
     make = gpu_winograd.cached_pipeline
-    monkeypatch.setattr(gpu_winograd, "cached_pipeline", lambda layer, shader, *a, **kw: (
-        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    monkeypatch.setattr(gpu_winograd, "cached_pipeline", lambda layer, shader, fp16, specs, local, defines=None: (
+        made.append((shader, defines)), make(layer, shader, fp16, specs, local, defines))[1])
+    if f == 4:
+        # F(4, 3)'s transforms (coefficients up to 5 and 8) amplify fp16 storage's rounding
+        # of V, U and the products: simulated in float64 with those three rounded, 64 -> 64
+        # channels, 8.7e-3 of the largest output against F(2, 3)'s 5.7e-4
+        monkeypatch.setattr(testing, "FP16_TOLERANCE", 2e-2)
     params, weights = conv_case("Convolution", outc, inc, 3, extra=extra)
     check("Convolution", params, weights, [rand(*shape, seed=11)])
-    assert "winograd23_output" in shaders
+    assert ("winograd_output", {"F": f}) in made
 
 
-def test_winograd_weights_compute_the_convolution():
+@pytest.mark.parametrize("f", [2, 4])
+def test_winograd_weights_compute_the_convolution(f):
     """U = G g G^T with the transforms the shaders hard-code gives a 3x3 correlation."""
-    from vkncnn.gpu.winograd import winograd_weights
+    from vkncnn.gpu.winograd import frequencies, winograd_weights
 
+    bt = {2: [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
+          4: [[4, 0, -5, 0, 1, 0], [0, -4, -4, 1, 1, 0], [0, 4, -4, -1, 1, 0], [0, -2, -1, 2, 1, 0],
+              [0, 2, -1, -2, 1, 0], [0, 4, 0, -5, 0, 1]]}[f]
+    at = {2: [[1, 1, 1, 0], [0, 1, -1, -1]],
+          4: [[1, 1, 1, 1, 1, 0], [0, 1, -1, 2, -2, 0], [0, 1, 1, 4, 4, 0], [0, 1, -1, 8, -8, 1]]}[f]
+    bt, at, t = np.array(bt, float), np.array(at, float), f + 2
+    assert frequencies(f) == t * t
     rng = np.random.default_rng(3)
     g = rng.standard_normal((2, 3, 3, 3))
-    d = rng.standard_normal((3, 4, 4))
-    bt = np.array([[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]], float)
-    at = np.array([[1, 1, 1, 0], [0, 1, -1, -1]], float)
-    u = winograd_weights(g, 2, 3).reshape(4, 4, 2, 3)
+    d = rng.standard_normal((3, t, t))
+    u = winograd_weights(g, 2, 3, f).reshape(t, t, 2, 3)
     v = np.einsum("ai,cij,bj->abc", bt, d, bt)
     y = np.einsum("ia,aboc,abc,jb->oij", at, u, v, at)
-    direct = np.array([[[np.sum(d[:, i:i + 3, j:j + 3] * g[o]) for j in range(2)] for i in range(2)]
+    direct = np.array([[[np.sum(d[:, i:i + 3, j:j + 3] * g[o]) for j in range(f)] for i in range(f)]
                        for o in range(2)])
     np.testing.assert_allclose(y, direct, rtol=1e-5, atol=1e-5)
+
+
+def test_winograd_tile_choice():
+    """F(4, 3) where its products need fewer workgroup columns, F(2, 3) on ties, and the
+    Option's switches obeyed."""
+    from vkncnn.gpu.winograd import choose_tile
+    from vkncnn.option import Option
+
+    opt = Option()
+    assert [choose_tile(opt, s, s) for s in (224, 56, 28, 14, 7)] == [4, 4, 4, 2, 2]
+    opt.use_winograd43_convolution = False
+    assert choose_tile(opt, 224, 224) == 2
+    opt.use_winograd23_convolution = False
+    assert choose_tile(opt, 224, 224) == 0
+    opt = Option()
+    opt.use_winograd_convolution = False
+    assert choose_tile(opt, 56, 56) == 0
 
 
 def test_direct_tile_choices():

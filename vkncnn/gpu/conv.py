@@ -20,7 +20,7 @@ from .layer_pipelines import (
     storage_is_fp16,
 )
 from .vkmat import VkMat
-from .winograd import record_winograd, use_winograd
+from .winograd import choose_tile, record_winograd, use_winograd
 
 
 class Plane:
@@ -138,7 +138,9 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     k = inc_g * geometry.kernel_w * geometry.kernel_h
     if (path == "gemm" and not deconv and getattr(layer, "winograd_allocator", None) is not None
             and plane.elempack == 4 and ep == 4 and len(shape) == 3 and use_winograd(cmd.vkdev, m, n, k)):
-        return record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual)
+        f = choose_tile(opt, outh, outw)
+        if f:
+            return record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f)
     direct = None
     if (not batched and path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
             and m % 4 == 0):

@@ -1,29 +1,33 @@
-"""Winograd F(2x2, 3x3) for 3x3 stride-1 convolutions on the GPU.
+"""Winograd F(2x2, 3x3) and F(4x4, 3x3) for 3x3 stride-1 convolutions on the GPU.
 
-A 3x3 convolution computes each 2x2 block of outputs from a 4x4 input patch with 36
-multiply-adds per channel pair; Winograd's minimal filtering does it with 16:
+A 3x3 convolution computes each FxF block of outputs from a TxT input patch (T = F + 2);
+Winograd's minimal filtering does it with T*T multiply-adds per channel pair instead of
+9 F^2 (F(2, 3): 16 instead of 36; F(4, 3): 36 instead of 144):
 
     Y = A^T [ (G g G^T) * (B^T d B) ] A
 
-where * is elementwise over the 4x4 "frequencies". Summed over input channels, each
+where * is elementwise over the TxT "frequencies". Summed over input channels, each
 frequency is an ordinary matrix product, so a layer becomes three dispatches:
 
-1. shaders/winograd23_input.comp: every 4x4 patch (tile) of every input channel to its
-   16 frequencies, V, laid out as 16 planes of the input's channels over the tiles;
-2. the 16 products U[f] @ V[f] (outc x inc times inc x tiles) as ONE grouped 1x1
+1. shaders/winograd_input.comp: every TxT patch (tile) of every input channel to its
+   T*T frequencies, V, laid out as T*T planes of the input's channels over the tiles;
+2. the T*T products U[f] @ V[f] (outc x inc times inc x tiles) as ONE grouped 1x1
    convolution (groups = frequencies) through record_conv, judged as one batch, so the
    products run on the tensor cores where the device has them, else the tiled kernel
    (with split-K where the tiles are too few);
-3. shaders/winograd23_output.comp: the 16 products of each tile back to its 2x2 outputs,
+3. shaders/winograd_output.comp: the T*T products of each tile back to its FxF outputs,
    with bias, the folded residual and the activation.
 
-The transformed weights U = G g G^T are made and uploaded when a plan first takes this
+F(4, 3) has a quarter of F(2, 3)'s tiles for 36/16 of the frequencies: 0.56x the
+products' work and of V's memory, which wins on large images; on small ones (VGG's 14x14
+conv5 layers: 16 tiles against 49) the products are too few tiles wide either way and
+F(2, 3) needs fewer of them (choose_tile). F(2, 3)'s transform coefficients are 0, +-1
+and +-1/2; F(4, 3)'s reach 5 (input) and 8 (output), so with fp16 storage its rounding
+is larger, as in ncnn's own winograd43 shaders, which it mirrors.
+
+The transformed weights U = G g G^T are made and uploaded when a plan first takes the
 path for the layer (`winograd_product`), into the allocator that holds the layer's other
 weights: layers that never take it (small products) hold no second copy.
-F(2, 3) uses the points 0, +-1 and infinity: every transform coefficient is 0, +-1 or
-+-1/2, so the extra rounding (V and the products are stored at the tensors' precision)
-stays small; F(4, 3) would save more multiplies but multiplies the rounding with
-coefficients up to 8.
 """
 
 from __future__ import annotations
@@ -35,43 +39,67 @@ import numpy as np
 from .layer_pipelines import cached_pipeline, parallel_target, plane_local_size, storage_is_fp16
 from .vkmat import VkMat
 
-# the filter transform of F(2, 3) (Lavin & Gray): U = G g G^T
-FILTER_TRANSFORM = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
-FREQUENCIES = 16
+# the filter transforms G (T x 3) of F(2, 3) and F(4, 3) (Lavin & Gray): U = G g G^T
+FILTER_TRANSFORMS = {
+    2: np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]]),
+    4: np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
+                 [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]]),
+}
 WINOGRAD_MIN_MACS = 1 << 28
+PRODUCT_TILE = 64  # pixels (here: tiles) per workgroup of the products' kernel, as choose_tile counts
 
 
-def winograd_weights(weight: np.ndarray, outc: int, inc: int) -> np.ndarray:
-    """(outc, inc, 3, 3) weights -> U as (16, outc, inc) float32: frequency f's matrix, in
-    the [group][outc][k] order the grouped 1x1 product reads (f = 4 i + j)."""
-    g = np.asarray(weight, np.float32).reshape(outc * inc, 3, 3)
-    transform = FILTER_TRANSFORM.astype(np.float32)   # exact: entries 0, +-1/2, 1
-    u = np.matmul(transform, g @ transform.T)          # (outc*inc, 4, 4): two batched products
-    return np.ascontiguousarray(u.reshape(outc, inc, FREQUENCIES).transpose(2, 0, 1))
+def frequencies(f: int) -> int:
+    return (f + 2) ** 2
+
+
+def winograd_weights(weight: np.ndarray, outc: int, inc: int, f: int = 2) -> np.ndarray:
+    """(outc, inc, 3, 3) weights -> U as (T*T, outc, inc) float32: frequency i*T + j's
+    matrix, in the [group][outc][k] order the grouped 1x1 product reads."""
+    g = np.asarray(weight, np.float64).reshape(outc * inc, 3, 3)
+    transform = FILTER_TRANSFORMS[f]
+    u = np.matmul(transform, g @ transform.T)          # (outc*inc, T, T): two batched products
+    return np.ascontiguousarray(u.reshape(outc, inc, frequencies(f)).transpose(2, 0, 1), np.float32)
+
+
+def choose_tile(opt, outh: int, outw: int) -> int:
+    """F (2 or 4) for an output of outh x outw, or 0 for no Winograd (the Option turns
+    both off): the one whose products need fewer workgroup columns (frequencies times
+    runs of PRODUCT_TILE tiles), F(2, 3) on a tie (its rounding is smaller). vgg16 on the
+    H200: 28x28 -> 16 x 4 against 36 x 1; 14x14 -> 16 x 1 against 36 x 1."""
+    allowed = [f for f, flag in ((2, "use_winograd23_convolution"), (4, "use_winograd43_convolution"))
+               if getattr(opt, flag, True)]
+    if not getattr(opt, "use_winograd_convolution", True) or not allowed:
+        return 0
+
+    def columns(f):
+        return frequencies(f) * -(-(-(-outh // f) * -(-outw // f)) // PRODUCT_TILE)
+    return min(allowed, key=lambda f: (columns(f), f))
 
 
 class WinogradProduct:
     """Step 2 as record_conv sees a layer: a grouped 1x1 convolution with the transformed
     weights, no bias, no activation, and its own pipelines."""
 
-    type = "Convolution (Winograd product)"
-    group = FREQUENCIES
     activation_type = 0
     activation_params = None
     bias_gpu = None
 
-    def __init__(self, vkdev, weight_gpu) -> None:
+    def __init__(self, vkdev, weight_gpu, f: int) -> None:
         self.vkdev = vkdev
         self.weight_gpu = weight_gpu
+        self.type = f"Convolution (Winograd F({f}, 3) product)"
+        self.group = frequencies(f)
 
 
-def winograd_product(layer, vkdev) -> WinogradProduct:
-    """The layer's WinogradProduct, its weights transformed and uploaded on first use (one
-    transfer, into layer.winograd_allocator, at the storage precision of layer.weight_gpu)."""
+def winograd_product(layer, vkdev, f: int) -> WinogradProduct:
+    """The layer's WinogradProduct for F(f, 3), its weights transformed and uploaded on first
+    use (one transfer, into layer.winograd_allocator, at the storage precision of
+    layer.weight_gpu)."""
     from .command import VkTransfer
 
-    if layer.winograd_product is None:
-        u = winograd_weights(layer.weight_mat, layer.num_output, layer.num_input_g)
+    if f not in layer.winograd_products:
+        u = winograd_weights(layer.weight_mat, layer.num_output, layer.num_input_g, f)
         precision = SimpleNamespace(use_fp16_storage=layer.weight_gpu.scalar_size() == 2)
         transfer = VkTransfer(vkdev)
         try:
@@ -79,8 +107,8 @@ def winograd_product(layer, vkdev) -> WinogradProduct:
             transfer.submit_and_wait()
         finally:
             transfer.release()
-        layer.winograd_product = WinogradProduct(vkdev, weight_gpu)
-    return layer.winograd_product
+        layer.winograd_products[f] = WinogradProduct(vkdev, weight_gpu, f)
+    return layer.winograd_products[f]
 
 
 def winograd_shape_ok(kernel_hw, stride_hw, dilation_hw, group: int, inc: int, outc: int) -> bool:
@@ -103,36 +131,39 @@ def use_winograd(vkdev, m: int, n: int, k: int) -> bool:
     return winograd_device(vkdev) and m * n * k >= WINOGRAD_MIN_MACS
 
 
-def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual) -> VkMat:
-    """Record the three dispatches for `layer` (one with a `winograd_allocator`); `x` is a
-    pack4 (inc, h, w) input, `shape` the output's (outc, outh, outw). Returns the pack4 output."""
+def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f: int) -> VkMat:
+    """Record the three dispatches of F(f, 3) for `layer` (one with a `winograd_allocator`);
+    `x` is a pack4 (inc, h, w) input, `shape` the output's (outc, outh, outw). Returns the
+    pack4 output."""
     from .conv import ConvGeometry, Plane, record_conv
 
     outc, outh, outw = shape
     inc = plane.channels
-    tiles_h, tiles_w = -(-outh // 2), -(-outw // 2)
+    planes = frequencies(f)
+    tiles_h, tiles_w = -(-outh // f), -(-outw // f)
     fp16 = storage_is_fp16(x)
     allocator = cmd.blob_allocator(opt)
-    v = VkMat.for_numpy_shape((FREQUENCIES * inc, tiles_h, tiles_w), 4, x.scalar_size(), allocator)
+    v = VkMat.for_numpy_shape((planes * inc, tiles_h, tiles_w), 4, x.scalar_size(), allocator)
     specs = [plane.w, plane.h, plane.cstep, inc // 4, tiles_w, tiles_h, v.cstep,
              geometry.pad_top, geometry.pad_left, geometry.pad_value]
-    pipeline = cached_pipeline(layer, "winograd23_input", fp16, specs, plane_local_size(tiles_w, tiles_h, inc // 4))
+    pipeline = cached_pipeline(layer, "winograd_input", fp16, specs, plane_local_size(tiles_w, tiles_h, inc // 4),
+                               {"F": f})
     cmd.record_pipeline(pipeline, [x, v], [], (tiles_w, tiles_h, inc // 4))
 
     identity = ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0)
     # judged as one batch: the kernel thresholds are per group, and 16 groups of a direct-
     # kernel size are a tensor-core size (H200, vgg16: 1.35 ms instead of 1.71 on the direct kernel)
-    products = record_conv(winograd_product(layer, cmd.vkdev), cmd, opt, v,
-                           Plane(FREQUENCIES * inc, tiles_h, tiles_w, v.cstep, 4),
-                           (FREQUENCIES * outc, tiles_h, tiles_w), identity, "gemm", deconv=False,
+    products = record_conv(winograd_product(layer, cmd.vkdev, f), cmd, opt, v,
+                           Plane(planes * inc, tiles_h, tiles_w, v.cstep, 4),
+                           (planes * outc, tiles_h, tiles_w), identity, "gemm", deconv=False,
                            batched=True)
     v.release()  # back to the pool: the recorder orders any reuse after these reads
 
     top = VkMat.for_numpy_shape(shape, 4, x.scalar_size(), allocator)
     specs = [int(bias is not None)] + act + [tiles_w, tiles_h, products.cstep, outc // 4, outw, outh, top.cstep,
                                              int(residual is not None)]
-    pipeline = cached_pipeline(layer, "winograd23_output", fp16, specs, plane_local_size(tiles_w, tiles_h, outc // 4))
+    pipeline = cached_pipeline(layer, "winograd_output", fp16, specs, plane_local_size(tiles_w, tiles_h, outc // 4),
+                               {"F": f})
     cmd.record_pipeline(pipeline, [products, top, bias, residual], [], (tiles_w, tiles_h, outc // 4))
     products.release()
     return top
-

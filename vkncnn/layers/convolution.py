@@ -91,9 +91,9 @@ class Convolution(Layer):
         # numpy path: give the output channels-last (set by vkncnn/channels_last.py)
         self.channels_last_top = False
         # GPU: the allocator of a layer that may take the Winograd path (set at upload)
-        # and that path's weights, made on first use (gpu/winograd.py)
+        # and that path's weights per output tile size F, made on first use (gpu/winograd.py)
         self.winograd_allocator = None
-        self.winograd_product = None
+        self.winograd_products: dict = {}
 
     # -- params ------------------------------------------------------------------------------
     def load_param(self, pd) -> int:
@@ -293,8 +293,8 @@ class Convolution(Layer):
     # -- GPU -----------------------------------------------------------------------------------
     def destroy_pipeline(self, opt) -> int:
         super().destroy_pipeline(opt)
-        if self.winograd_product is not None:
-            forget_pipelines(self.winograd_product)
+        for product in self.winograd_products.values():
+            forget_pipelines(product)
         return 0
 
     @property
@@ -316,7 +316,7 @@ class Convolution(Layer):
         self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
         # a plan may take the Winograd path (gpu/winograd.py), which uploads its own weights
         # into the same allocator on first use
-        self.winograd_product = None
+        self.winograd_products = {}
         self.winograd_allocator = None
         if (path == "gemm" and winograd.winograd_device(cmd.vkdev)
                 and winograd.winograd_shape_ok((self.kernel_h, self.kernel_w), self._stride, self._dilation,

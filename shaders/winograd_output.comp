@@ -1,15 +1,18 @@
+// variants: F=2,4
 #version 450
 
-// Winograd F(2x2, 3x3), step 3 of 3: the output transform. Step 2 left, per tile and
-// output channel item o, 16 products M (frequency f = 4 i + j in item f * O4 + o, at
-// position ty * tiles_w + tx); the 2x2 block of outputs is
+// Winograd F(FxF, 3x3), step 3 of 3: the output transform. Step 2 left, per tile and
+// output channel item o, T*T products M (T = F + 2; frequency f = T i + j in item
+// f * O4 + o, at position ty * tiles_w + tx); the FxF block of outputs is
 //
-//     Y = A^T M A,   A^T = [ 1  1  1  0 ]
-//                          [ 0  1 -1 -1 ]
+//     Y = A^T M A,   F(2, 3): A^T = [ 1  1  1  0 ]     F(4, 3): A^T = [ 1  1  1  1  1  0 ]
+//                                   [ 0  1 -1 -1 ]                    [ 0  1 -1  2 -2  0 ]
+//                                                                     [ 0  1  1  4  4  0 ]
+//                                                                     [ 0  1 -1  8 -8  1 ]
 //
 // then bias, the residual (a blob of the output's shape folded in by the planner) and the
-// activation, as every convolution epilogue. Rows/columns past the output (odd sizes)
-// are dropped. Pack4 in and out, one invocation per (tile, output item).
+// activation, as every convolution epilogue. Rows/columns past the output (sizes that are
+// not multiples of F) are dropped. Pack4 in and out, one invocation per (tile, output item).
 
 layout (constant_id = 0) const int bias_term = 0;
 layout (constant_id = 1) const int activation_type = 0;
@@ -17,7 +20,7 @@ layout (constant_id = 2) const float activation_param_0 = 0;
 layout (constant_id = 3) const float activation_param_1 = 0;
 layout (constant_id = 4) const int tiles_w = 1;
 layout (constant_id = 5) const int tiles_h = 1;
-layout (constant_id = 6) const int in_cstep = 1;     // positions per item of the 16 planes
+layout (constant_id = 6) const int in_cstep = 1;     // positions per item of the T*T planes
 layout (constant_id = 7) const int O4 = 1;           // output channel items
 layout (constant_id = 8) const int outw = 1;
 layout (constant_id = 9) const int outh = 1;
@@ -33,6 +36,27 @@ layout (binding = 3) readonly buffer residual_blob { sfpvec4 residual_data[]; };
 
 #include "activation.comp"
 
+#ifndef F
+#define F 2
+#endif
+#define T (F + 2)
+
+// y = A^T m for one column (or row) of T values, the zeros of A^T left out
+void transform(in vec4 m[T], out vec4 y[F])
+{
+#if F == 2
+    y[0] = m[0] + m[1] + m[2];
+    y[1] = m[1] - m[2] - m[3];
+#else
+    const vec4 sum12 = m[1] + m[2], dif12 = m[1] - m[2];
+    const vec4 sum34 = m[3] + m[4], dif34 = m[3] - m[4];
+    y[0] = m[0] + sum12 + sum34;
+    y[1] = dif12 + 2.f * dif34;
+    y[2] = sum12 + 4.f * sum34;
+    y[3] = dif12 + 8.f * dif34 + m[5];
+#endif
+}
+
 void main()
 {
     const int tx = int(gl_GlobalInvocationID.x);
@@ -42,28 +66,30 @@ void main()
         return;
 
     const int p = ty * tiles_w + tx;
-    // t = A^T M (rows): 2 x 4
-    vec4 t[2][4];
-    for (int j = 0; j < 4; j++)
+    // s = A^T M, column by column: F x T
+    vec4 s[F][T];
+    for (int j = 0; j < T; j++)
     {
-        const vec4 m0 = vec4(buffer_ld4(bottom_blob_data, ((0 + j) * O4 + o) * in_cstep + p));
-        const vec4 m1 = vec4(buffer_ld4(bottom_blob_data, ((4 + j) * O4 + o) * in_cstep + p));
-        const vec4 m2 = vec4(buffer_ld4(bottom_blob_data, ((8 + j) * O4 + o) * in_cstep + p));
-        const vec4 m3 = vec4(buffer_ld4(bottom_blob_data, ((12 + j) * O4 + o) * in_cstep + p));
-        t[0][j] = m0 + m1 + m2;
-        t[1][j] = m1 - m2 - m3;
+        vec4 column[T];
+        for (int i = 0; i < T; i++)
+            column[i] = vec4(buffer_ld4(bottom_blob_data, ((T * i + j) * O4 + o) * in_cstep + p));
+        vec4 y[F];
+        transform(column, y);
+        for (int i = 0; i < F; i++)
+            s[i][j] = y[i];
     }
+
     const vec4 bias = bias_term == 1 ? vec4(buffer_ld4(bias_data, o)) : vec4(0.f);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < F; i++)
     {
-        const int y = 2 * ty + i;
+        const int y = F * ty + i;
         if (y >= outh)
             break;
-        // Y = t A (columns)
-        const vec4 row[2] = vec4[2](t[i][0] + t[i][1] + t[i][2], t[i][1] - t[i][2] - t[i][3]);
-        for (int j = 0; j < 2; j++)
+        vec4 row[F];  // Y = s A
+        transform(s[i], row);
+        for (int j = 0; j < F; j++)
         {
-            const int x = 2 * tx + j;
+            const int x = F * tx + j;
             if (x >= outw)
                 break;
             const int dst = o * out_cstep + y * outw + x;
