@@ -8,8 +8,9 @@ gpuD/gpuT (discrete-GPU kernels) and gpuR (replayed plans) with `--paths`.
 import pytest
 
 from tests.oracle import needs_gpu
-from vkncnn.tools.layer_fuzz import fuzz_layer
+from vkncnn.tools.layer_fuzz import draw_case, fuzz_layer
 from vkncnn.tools.layer_fuzz_cases import GENERATORS
+from vkncnn.tools.layer_fuzz_known import known_ncnn_bug
 from vkncnn.tools.ncnn_worker import NcnnWorker
 
 pytest.importorskip("ncnn")
@@ -85,3 +86,15 @@ def test_discrete_gpu_kernels_match_ncnn(type_name, worker):
 def test_replayed_plans_match_ncnn(type_name, worker):
     """A second extractor on the same net replays the first one's GPU plans (gpuR)."""
     _assert_clean(fuzz_layer(type_name, 2, seed=3, paths=("gpuR16",), worker=worker))
+
+
+@pytest.mark.parametrize("type_name, seed, flagged, clean", [
+    ("Gemm@int8", 62, 9, 8),   # an A element on a rounding tie (ncnn's SIMD row blocks)
+    ("MultiHeadAttention@int8", 65, 37, 36),  # the same tie in its merged heads
+    ("ROIAlign", 61, 10, 11),  # version 0's sample grid one larger than its buffer
+    ("Pooling@wide", 65, 24, 23),  # SAME padding with a negative bottom: rows past the output
+])
+def test_known_ncnn_bug_rules_flag_their_cases(type_name, seed, flagged, clean):
+    """A rule in layer_fuzz_known.py matches the case it was measured on, not a neighbour."""
+    assert known_ncnn_bug(draw_case(type_name, seed, flagged))
+    assert not known_ncnn_bug(draw_case(type_name, seed, clean))
