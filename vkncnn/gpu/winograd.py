@@ -23,7 +23,7 @@ products' work and of V's memory, which wins on large images; on small ones (VGG
 conv5 layers: 16 tiles against 49) the products are too few tiles wide either way and
 F(2, 3) needs fewer of them (choose_tile). F(2, 3)'s transform coefficients are 0, +-1
 and +-1/2; F(4, 3)'s reach 5 (input) and 8 (output), so with fp16 storage its rounding
-is larger, as in ncnn's own winograd43 shaders, which it mirrors.
+is larger (ncnn's Vulkan winograd43 path makes the same trade).
 
 The transformed weights U = G g G^T are made and uploaded when a plan first takes the
 path for the layer (`winograd_product`), into the allocator that holds the layer's other
@@ -154,8 +154,8 @@ def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, resid
     cmd.record_pipeline(pipeline, [x, v], [], (tiles_w, tiles_h, inc // 4))
 
     identity = ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0)
-    # judged as one batch: the kernel thresholds are per group, and 16 groups of a direct-
-    # kernel size are a tensor-core size (H200, vgg16: 1.35 ms instead of 1.71 on the direct kernel)
+    # judged as one batch: the kernel thresholds are per group, and 16 or 36 groups of a
+    # direct-kernel size are a tensor-core size (H200, vgg16: 1.35 ms instead of 1.71 on the direct kernel)
     products = record_conv(winograd_product(layer, cmd.vkdev, f), cmd, opt, v,
                            Plane(planes * inc, tiles_h, tiles_w, v.cstep, 4),
                            (planes * outc, tiles_h, tiles_w), identity, "gemm", deconv=False,
