@@ -46,16 +46,19 @@ def _fits(p: dict, h: int, w: int) -> bool:
     return w + pl + pr >= dw * (kw - 1) + 1 and h + pt + pb >= dh * (kh - 1) + 1
 
 
-def _conv(rng, depthwise: bool):
+def _channels_and_group(rng, depthwise: bool) -> tuple[int, int, int]:
+    """(inc, outc, group): one group, or for the depthwise layers mostly one channel per
+    group, else any group count dividing both sides."""
     inc, outc = channels(rng), channels(rng)
-    group = 1
-    if depthwise:
-        if chance(rng, 0.6):
-            outc = inc
-            group = inc
-        else:
-            common = [g for g in range(1, 25) if inc % g == 0 and outc % g == 0]
-            group = pick(rng, common)
+    if not depthwise:
+        return inc, outc, 1
+    if chance(rng, 0.6):
+        return inc, inc, inc
+    return inc, outc, pick(rng, [g for g in range(1, 25) if inc % g == 0 and outc % g == 0])
+
+
+def _conv(rng, depthwise: bool):
+    inc, outc, group = _channels_and_group(rng, depthwise)
     p = {0: outc, 5: int(chance(rng, 0.7))}
     p.update(_window(rng))
     p.update(_pads(rng))
@@ -97,14 +100,7 @@ def convolution_depthwise(rng):
 
 
 def _deconv(rng, depthwise: bool):
-    inc, outc = channels(rng), channels(rng)
-    group = 1
-    if depthwise:
-        if chance(rng, 0.6):
-            outc = inc
-            group = inc
-        else:
-            group = pick(rng, [g for g in range(1, 25) if inc % g == 0 and outc % g == 0])
+    inc, outc, group = _channels_and_group(rng, depthwise)
     p = {0: outc, 5: int(chance(rng, 0.7))}
     p.update(_window(rng))
     kind = int(rng.integers(0, 4))

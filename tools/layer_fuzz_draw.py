@@ -57,3 +57,15 @@ def activation(rng: np.random.Generator) -> dict:
     if t == 6:
         return {9: 6, 10: [floats(rng, 1, 0.1, 0.3)[0], floats(rng, 1, 0.3, 0.6)[0]]}
     return {9: t} if t else {}
+
+
+def deconv1d_cut(rng, full: int) -> dict:
+    """How a 1-D transposed convolution's full output of `full` pixels is cut, as params:
+    none, explicit pads (4) with an output pad (18), or SAME (-233/-234) to an output
+    width (20) of full-2..full."""
+    kind = int(rng.integers(0, 3))
+    if kind == 1 and full > 2:
+        return {4: 1, 18: int(rng.integers(0, 2))}
+    if kind == 2:
+        return {4: pick(rng, (-233, -234)), 20: int(rng.integers(max(1, full - 2), full + 1))}
+    return {}

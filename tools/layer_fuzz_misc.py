@@ -5,7 +5,7 @@ starts / ends / axes as prefix expressions over the input shapes)."""
 from __future__ import annotations
 
 from vkncnn.tools.layer_fuzz import Case
-from vkncnn.tools.layer_fuzz_draw import activation, chance, channels, extent, pick, shape, tensor
+from vkncnn.tools.layer_fuzz_draw import activation, chance, channels, deconv1d_cut, extent, pick, shape, tensor
 
 
 def _dims(rng, lo: int = 1, hi: int = 4) -> int:
@@ -85,13 +85,7 @@ def deconvolutiondepthwise1d(rng):
     p = {0: outc, 1: k, 2: dil, 3: st, 5: int(chance(rng, 0.7)), 6: outc * (inc // g) * k, 7: g}
     w = extent(rng, 1, 9)
     full = (w - 1) * st + dil * (k - 1) + 1
-    kind = int(rng.integers(0, 3))
-    if kind == 1 and full > 2:
-        p[4] = 1
-        p[18] = int(rng.integers(0, 2))
-    elif kind == 2:
-        p[4] = pick(rng, (-233, -234))
-        p[20] = int(rng.integers(max(1, full - 2), full + 1))
+    p.update(deconv1d_cut(rng, full))
     p.update(activation(rng))
     return Case("DeconvolutionDepthWise1D", p, [tensor(rng, (inc, w))])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from vkncnn.tools.layer_fuzz import Case
-from vkncnn.tools.layer_fuzz_draw import activation, chance, channels, extent, floats, pick, shape, tensor
+from vkncnn.tools.layer_fuzz_draw import activation, chance, channels, deconv1d_cut, extent, floats, pick, shape, tensor
 
 
 def _dims(rng, lo: int = 1, hi: int = 4) -> int:
@@ -50,13 +50,7 @@ def deconvolution1d(rng):
     p = {0: outc, 1: k, 2: dil, 3: st, 5: int(chance(rng, 0.7)), 6: outc * inc * k}
     w = extent(rng, 1, 9)
     full = (w - 1) * st + dil * (k - 1) + 1
-    kind = int(rng.integers(0, 3))
-    if kind == 1 and full > 2:
-        p[4] = 1
-        p[18] = int(rng.integers(0, 2))
-    elif kind == 2:
-        p[4] = pick(rng, (-233, -234))
-        p[20] = int(rng.integers(max(1, full - 2), full + 1))
+    p.update(deconv1d_cut(rng, full))
     p.update(activation(rng))
     return Case("Deconvolution1D", p, [tensor(rng, (inc, w))])
 

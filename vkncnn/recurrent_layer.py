@@ -116,7 +116,9 @@ class RecurrentLayer(Layer):
         return [top] + [s.reshape(shape) for s, shape in zip(states, shapes)]
 
     def run_direction(self, d: int, xproj, states, reverse):  # pragma: no cover - per subclass
-        raise NotImplementedError
+        """(output, *final states) of direction d over the projected inputs: RNN, LSTM and
+        GRU each define it; this base class is never registered as a layer."""
+        raise NotImplementedError(f"{type(self).__name__} must define run_direction")
 
     def recur(self, d: int, bias=None):
         if self.int8_scale_term:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from ..errors import GpuError, ShapeError
 from .gemm import gemm_tile
 from .layer_pipelines import (
@@ -58,6 +60,23 @@ def check_weight_storage(layer, x) -> None:
     if weight.scalar_size() != x.scalar_size():
         raise GpuError(f"{layer.type}: weights were uploaded with {weight.scalar_size()}-byte scalars but the "
                        f"input has {x.scalar_size()}-byte ones (use_fp16_storage changed after load_model?)")
+
+
+def upload_conv_weights(layer, cmd, opt, path: str, taps: int, taps_first: bool) -> None:
+    """Upload layer.weight_mat and layer.bias_data as the shader of `path` (conv_path) reads
+    them: [tap][channel] for depthwise, [g][oc][ic][tap] for "grouped" (ncnn's own order),
+    [g][oc][tap][ic] for the matrix product ("gemm"). weight_mat holds [g][oc][ic][tap]
+    for convolutions and [g][oc][tap][ic] (`taps_first`) for transposed convolutions."""
+    if path == "depthwise":
+        weight = layer.weight_mat.reshape(layer.group, taps).T
+    else:
+        outc_g = layer.num_output // layer.group
+        shape = (layer.group, outc_g, taps, -1) if taps_first else (layer.group, outc_g, -1, taps)
+        weight = layer.weight_mat.reshape(shape)
+        if (path == "grouped") == taps_first:  # the two orders differ: swap taps and channels
+            weight = weight.transpose(0, 1, 3, 2)
+    layer.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
+    layer.bias_gpu = cmd.record_upload(layer.bias_data, opt) if layer.bias_data is not None else None
 
 
 def conv_input_planes(x, cmd, opt, flat: bool, type_name: str):

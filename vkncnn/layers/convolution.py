@@ -26,7 +26,14 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.conv_kernels import ConvKernel
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu import winograd
-from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_input_planes, conv_path, record_conv
+from vkncnn.gpu.conv import (
+    ConvGeometry,
+    check_weight_storage,
+    conv_input_planes,
+    conv_path,
+    record_conv,
+    upload_conv_weights,
+)
 from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 
@@ -304,16 +311,8 @@ class Convolution(Layer):
     def upload_model(self, cmd, opt) -> int:
         """Weights as the shaders read them: [tap][channel] depthwise, [oc][ic][tap] for small
         groups (ncnn's own order), else [g][oc][tap][ic] for the matrix product."""
-        taps = self.kernel_h * self.kernel_w
         path = self._gpu_path
-        if path == "depthwise":
-            weight = self.weight_mat.reshape(self.group, taps).T
-        elif path == "grouped":
-            weight = self.weight_mat
-        else:
-            weight = self.weight_mat.reshape(self.group, -1, self.num_input_g, taps).transpose(0, 1, 3, 2)
-        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
-        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        upload_conv_weights(self, cmd, opt, path, self.kernel_h * self.kernel_w, taps_first=False)
         # a plan may take the Winograd path (gpu/winograd.py), which uploads its own weights
         # into the same allocator on first use
         self.winograd_products = {}

@@ -16,7 +16,7 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.conv import ConvGeometry, Plane, check_weight_storage, record_conv
+from vkncnn.gpu.conv import ConvGeometry, Plane, check_weight_storage, record_conv, upload_conv_weights
 from vkncnn.layer import Layer, register_layer
 
 
@@ -103,9 +103,7 @@ class Convolution1D(Layer):
 
     def upload_model(self, cmd, opt) -> int:
         """[outc][inc][kw] as the shader reads it: [outc][kw][inc]."""
-        weight = self.weight_mat.reshape(self.num_output, self.num_input, self.kernel_w).transpose(0, 2, 1)
-        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
-        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        upload_conv_weights(self, cmd, opt, "gemm", self.kernel_w, taps_first=False)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

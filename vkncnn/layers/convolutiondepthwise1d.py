@@ -16,7 +16,14 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ShapeError, WeightError
-from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_path, record_conv, sequence_input_planes
+from vkncnn.gpu.conv import (
+    ConvGeometry,
+    check_weight_storage,
+    conv_path,
+    record_conv,
+    sequence_input_planes,
+    upload_conv_weights,
+)
 from vkncnn.layer import Layer, register_layer
 
 from .alloc_limit import check_elements
@@ -102,15 +109,7 @@ class ConvolutionDepthWise1D(Layer):
     def upload_model(self, cmd, opt) -> int:
         """weight_mat is (g, outc_g, inc_g*kw): [tap][channel] for the depthwise shader,
         [oc][ic][tap] as it is for small groups, [g][oc][tap][ic] for the matrix product."""
-        path = self._gpu_path
-        if path == "depthwise":
-            weight = self.weight_mat.reshape(self.group, self.kernel_w).T
-        elif path == "grouped":
-            weight = self.weight_mat
-        else:
-            weight = self.weight_mat.reshape(self.group, -1, self.num_input_g, self.kernel_w).transpose(0, 1, 3, 2)
-        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
-        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        upload_conv_weights(self, cmd, opt, self._gpu_path, self.kernel_w, taps_first=False)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

@@ -20,7 +20,14 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.conv import ConvGeometry, check_weight_storage, conv_input_planes, conv_path, record_conv
+from vkncnn.gpu.conv import (
+    ConvGeometry,
+    check_weight_storage,
+    conv_input_planes,
+    conv_path,
+    record_conv,
+    upload_conv_weights,
+)
 from vkncnn.layer import Layer, register_layer
 
 from .convolution import check_weight_size, check_window_params, load_window_params
@@ -145,16 +152,7 @@ class Deconvolution(Layer):
     def upload_model(self, cmd, opt) -> int:
         """weight_mat is (g, outc_g*kh*kw, inc_g): already [g][oc][tap][ic] for the matrix
         product; [tap][c] depthwise; [oc][ic][tap] for small groups."""
-        taps = self.kernel_h * self.kernel_w
-        path = self._gpu_path
-        if path == "depthwise":
-            weight = self.weight_mat.reshape(self.group, taps).T
-        elif path == "grouped":
-            weight = self.weight_mat.reshape(self.group, -1, taps, self.num_input_g).transpose(0, 1, 3, 2)
-        else:
-            weight = self.weight_mat
-        self.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
-        self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
+        upload_conv_weights(self, cmd, opt, self._gpu_path, self.kernel_h * self.kernel_w, taps_first=True)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
