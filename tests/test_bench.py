@@ -42,3 +42,29 @@ def test_cpu_run_against_ncnn_writes_json(tmp_path, capsys):
     for key in ("vkncnn_median_ms", "ncnn_median_ms", "vkncnn_load_ms", "vkncnn_first_ms", "rss_peak_mb"):
         assert result[key] > 0
     assert abs(result["ratio"] - result["vkncnn_median_ms"] / result["ncnn_median_ms"]) < 1e-9
+
+
+def _gpu_profile(tmp_path, by: str) -> dict:
+    from vkncnn.gpu import instance
+    if instance.get_gpu_count() == 0:
+        import pytest
+        pytest.skip("no Vulkan device")
+    out = tmp_path / "bench.json"
+    assert bench.main(["--gpu", "--loops", "1", "--warmup", "0", "--warmup-s", "0", "--models", "squeezenet",
+                       "--profile", by, "--json", str(out)]) == 0
+    return json.loads(out.read_text())[0]["profile"]
+
+
+def test_gpu_profile_by_layer(tmp_path):
+    profile = _gpu_profile(tmp_path, "layers")
+    assert "Convolution conv10" in profile and "Concat fire2/concat" in profile
+    assert all(us > 0 for us in profile.values())
+
+
+def test_gpu_profile_by_dispatch_names_each_shader(tmp_path):
+    profile = _gpu_profile(tmp_path, "dispatches")
+    # every label is "Type layer shader"; the concat's gathers and the input's cast show
+    assert "Concat fire2/concat gather" in profile
+    assert any(k.startswith("Convolution conv10 convolution") for k in profile)
+    assert any(k.endswith("upload_cast") for k in profile)
+    assert all(len(k.split()) == 3 and us > 0 for k, us in profile.items())

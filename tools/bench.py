@@ -62,11 +62,12 @@ class VkncnnRunner:
             for name in self.outputs:
                 ex.extract(name)
 
-    def start_profile(self) -> None:
-        """Per-layer times: GPU timestamps on the Vulkan path, wall clock per layer on numpy."""
+    def start_profile(self, by: str = "layers") -> None:
+        """Per-layer times: GPU timestamps on the Vulkan path (per dispatch when `by` is
+        "dispatches"), wall clock per layer on numpy."""
         self.layer_times: dict[str, list[float]] = {}
         if self.net.gpu is not None:
-            self.net.gpu.profile = True
+            self.net.gpu.profile = by
             self.net.gpu.layer_times = self.layer_times
             return
         for layer in self.net.layers():
@@ -93,13 +94,13 @@ def _timed(layer, sink: dict):
     return forward_cpu
 
 
-def print_profile(model: str, layer_times: dict, top: int = 15) -> None:
+def print_profile(model: str, layer_times: dict, top: int = 15, unit: str = "layers") -> None:
     rows = sorted(((statistics.median(v), k) for k, v in layer_times.items()), reverse=True)
     total = sum(t for t, _ in rows)
     by_type: dict[str, float] = {}
     for t, k in rows:
         by_type[k.split()[0]] = by_type.get(k.split()[0], 0.0) + t
-    print(f"  per-layer profile of {model}: {total / 1e3:.2f} ms in {len(rows)} layers (medians)")
+    print(f"  profile of {model}: {total / 1e3:.2f} ms in {len(rows)} {unit} (medians)")
     for t, k in rows[:top]:
         print(f"    {t / 1e3:8.3f} ms {100 * t / total:5.1f}%  {k}")
     print("    by type: " + ", ".join(f"{k} {v / 1e3:.2f} ms" for k, v in
@@ -203,13 +204,15 @@ def bench_model(model: str, args) -> dict:
         result["device_mb"] = runners[0].device_mb()
         if args.profile:
             ours = runners[0]
-            ours.start_profile()
+            ours.start_profile(args.profile)
             if ours.net.gpu is not None:  # timed plans are new plans: record, then replay
                 ours.net.gpu.release_plans()
             for _ in range(max(3, args.loops // 2)):
                 ours.infer(x)
             result["profile"] = {k: statistics.median(v) for k, v in ours.layer_times.items()}
-            print_profile(model, ours.layer_times)
+            by_dispatch = args.profile == "dispatches"
+            print_profile(model, ours.layer_times, top=40 if by_dispatch else 15,
+                          unit="layer dispatches" if by_dispatch else "layers")
         return result
 
 
@@ -234,7 +237,8 @@ def main(argv=None) -> int:
     ap.add_argument("--models", default=",".join(INPUT_SHAPES), help="comma-separated model names")
     ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    ap.add_argument("--profile", action="store_true", help="also print a per-layer time breakdown")
+    ap.add_argument("--profile", nargs="?", const="layers", choices=("layers", "dispatches"),
+                    help="also print a per-layer time breakdown (GPU: per dispatch with 'dispatches')")
     args = ap.parse_args(argv)
     if args.block is None:
         args.block = 10 if args.gpu else 5

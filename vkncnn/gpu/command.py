@@ -125,6 +125,9 @@ class VkCompute:
         self._pinned: dict = {}              # bm.key -> bm used by recorded commands
         self._allocators_used: dict = {}     # id -> allocator: kept alive while commands use them
         self.dispatch_count = 0
+        # profiling by dispatch (vkncnn bench --profile dispatches): called with each
+        # recorded pipeline's name after its dispatch, to write a timestamp
+        self.after_dispatch = None
         vkdev.retain()
 
     # -- allocators -------------------------------------------------------------------------
@@ -349,6 +352,8 @@ class VkCompute:
         lib.vkCmdDispatch(seg.cmdbuf, *groups)
         seg.commands += 1
         self.dispatch_count += 1
+        if self.after_dispatch is not None:
+            self.after_dispatch(pipeline.name)
 
     def _groups(self, pipeline, dispatcher) -> tuple:
         if isinstance(dispatcher, VkMat):

@@ -80,8 +80,10 @@ class NetGpu:
         self._plans_lock = threading.Lock()
         self.plans_recorded = 0  # counters: tests and the bench read them
         self.plans_replayed = 0
-        self.profile = False  # True: plans time every GPU layer (vkncnn bench --profile)
-        self.layer_times: dict[str, list[float]] = {}  # "Type name" -> microseconds per run
+        # plans time every GPU layer (True or "layers") or every dispatch ("dispatches"):
+        # vkncnn bench --profile
+        self.profile: bool | str = False
+        self.layer_times: dict[str, list[float]] = {}  # "Type name [shader]" -> microseconds per run
 
     def gpu_layer(self, layer) -> bool:
         return bool(layer.support_vulkan) and not (layer.featmask & 16)
@@ -238,7 +240,10 @@ class GpuExtractorState:
         self.plans.append(plan)
         self.device_blobs.update(plan.device_blobs)
         if plan.timer is not None:
+            run: dict[str, float] = {}  # a label met twice in one run (a shader a layer dispatches twice) sums
             for label, us in plan.timer.durations():
+                run[label] = run.get(label, 0.0) + us
+            for label, us in run.items():
                 self.netgpu.layer_times.setdefault(label, []).append(us)
         return plan.download.array
 
@@ -292,12 +297,16 @@ class GpuExtractorState:
 
         schedule = self.ex._schedule(target, available=lambda bi: bi in device or bi in host)
         fusions = plan_fusions(net, schedule, target, self.netgpu.gpu_layer)
+        by_dispatch = self.netgpu.profile == "dispatches"
         if self.netgpu.profile:
             from .timestamps import LayerTimer
-            plan.timer = LayerTimer(vkdev, len(schedule) + 2)
+            plan.timer = LayerTimer(vkdev, (8 if by_dispatch else 1) * len(schedule) + 2)
             plan.timer.start(cmd)
         for li in schedule:
             layer = net._layers[li]
+            if by_dispatch:
+                cmd.after_dispatch = (lambda name, label=f"{layer.type} {layer.name}":
+                                      plan.timer.mark(cmd, f"{label} {name}"))
             if li in fusions.folded:
                 pass  # recorded inside the dispatch of the layer before it
             elif self.netgpu.gpu_layer(layer):
@@ -314,7 +323,7 @@ class GpuExtractorState:
                 for bi, v in zip(net._layers[fusions.output_layer(li)].tops, tops):
                     device[bi] = v
                     owned.add(bi)
-                if plan.timer is not None:
+                if plan.timer is not None and not by_dispatch:
                     plan.timer.mark(cmd, f"{layer.type} {layer.name}")
             else:
                 self._record_cpu_layer(layer, cmd, on_host, host, host_slots)
