@@ -32,9 +32,12 @@
 // 0.643). The epilogue goes fragment by fragment through a small
 // per-subgroup staging area, since bias, activation and ncnn's packed layouts need each
 // value's (channel, pixel).
-// Every fixed-count loop is [[unroll]]ed: the register arrays (ra, rb, the fragments) then
-// stay registers. Measured on the H200, whole models, blocks interleaved: vgg16 1.335 ->
-// 1.248 ms, resnet50 1.201 -> 1.164 ms.
+// Every fixed-count loop is [[unroll]]ed: the register arrays (ra, rb) then stay registers
+// (H200, whole models, blocks interleaved: vgg16 1.335 -> 1.248 ms, resnet50 1.201 -> 1.164).
+// The cooperative matrices are not arrays at all but one variable each (acc00..acc11, a0,
+// a1, b; WM = WN = 2 is written out): with fragment arrays, unrolled or not, the driver ran
+// them 3-4x slower (H200, whole models, same process: vgg16 1.116 -> 0.938 ms, resnet50
+// 1.248 -> 1.188, resnet18 0.738 -> 0.688, googlenet 0.997 -> 0.974).
 // Split-K (k_slices > 1) writes raw fp32 partial sums to the workspace like convolution.comp.
 
 layout (constant_id = 0) const int kernel_w = 1;
@@ -155,6 +158,44 @@ void store_chunk(int tid)
     }
 }
 
+#define FRAG_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
+#define FRAG_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
+// Every fragment is a variable of its own, not an array element: with arrays (every loop
+// [[unroll]]ed) the H200's driver ran the multiplies 3-4x slower (a kernel of multiplies
+// alone: 20-31 against 64-129 TFLOP/s). (glslang wants one declarator per declaration.)
+#define FRAG_C coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
+
+// The epilogue of fragment (i, j) through this subgroup's staging area; lanes walk it four
+// channels (one pack4 item) at a time, pixel by pixel, so that neighbouring lanes write
+// neighbouring output scalars.
+#define EPILOGUE(ACC, i, j) \
+    coopMatStore(ACC, sC, stage, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor); \
+    subgroupMemoryBarrierShared(); \
+    subgroupBarrier(); \
+    for (int e = lane; e < 256; e += 32) \
+    { \
+        const int mm = (e / 64) * 4 + e % 4; \
+        const int nn = (e / 4) % 16; \
+        const int m = m0 + wm + 16 * (i) + mm; \
+        const int n = n0 + wn + 16 * (j) + nn; \
+        if (m >= M || n >= N) \
+            continue; \
+        const int oc = g * M + m; \
+        const float v = sC[stage + mm * SC_STRIDE + nn]; \
+        if (k_slices > 1) \
+        { \
+            workspace_data[(slice * groups * M + oc) * N + n] = v; \
+            continue; \
+        } \
+        const afp bias = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f); \
+        const int o = (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack; \
+        afp r = afp(v) + bias; \
+        if (residual_term == 1) \
+            r += buffer_ld1(residual_data, o); \
+        buffer_st1(top_blob_data, o, activation_afp(r, activation_type, activation_param_0, activation_param_1)); \
+    } \
+    subgroupBarrier(); /* every lane has read the stage before the next fragment lands */
+
 void main()
 {
     const int tid = int(gl_LocalInvocationID.x);
@@ -176,12 +217,14 @@ void main()
     const bool my_n_ok = my_n < N;
     const ivec2 my_corner = ivec2((my_n / outw) * stride_h - pad_top, (my_n % outw) * stride_w - pad_left);
 
-    coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator> acc[WM][WN];
-    [[unroll]] for (int i = 0; i < WM; i++)
-        [[unroll]] for (int j = 0; j < WN; j++)
-            acc[i][j] = coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>(0.f);
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a[WM];
-    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB> b;
+    // every fragment a variable of its own (see FRAG_C)
+    FRAG_C acc00 = FRAG_C(0.f);
+    FRAG_C acc01 = FRAG_C(0.f);
+    FRAG_C acc10 = FRAG_C(0.f);
+    FRAG_C acc11 = FRAG_C(0.f);
+    FRAG_A a0;
+    FRAG_A a1;
+    FRAG_B b;
 
     if (k_begin < k_end)
         load_chunk(k_begin, k_end, m0, w_base, tid, my_corner, my_n_ok, c_base);
@@ -193,53 +236,23 @@ void main()
             load_chunk(k0 + BK, k_end, m0, w_base, tid, my_corner, my_n_ok, c_base);
         [[unroll]] for (int kk = 0; kk < BK; kk += 16)
         {
-            [[unroll]] for (int i = 0; i < WM; i++)
-                coopMatLoad(a[i], sA, (wm + 16 * i) * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-            [[unroll]] for (int j = 0; j < WN; j++)
-            {
-                coopMatLoad(b, sB, kk * SB_STRIDE + wn + 16 * j, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-                [[unroll]] for (int i = 0; i < WM; i++)
-                    acc[i][j] = coopMatMulAdd(a[i], b, acc[i][j]);
-            }
+            coopMatLoad(a0, sA, wm * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(a1, sA, (wm + 16) * SA_STRIDE + kk, SA_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            coopMatLoad(b, sB, kk * SB_STRIDE + wn, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            acc00 = coopMatMulAdd(a0, b, acc00);
+            acc10 = coopMatMulAdd(a1, b, acc10);
+            coopMatLoad(b, sB, kk * SB_STRIDE + wn + 16, SB_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
+            acc01 = coopMatMulAdd(a0, b, acc01);
+            acc11 = coopMatMulAdd(a1, b, acc11);
         }
         barrier();
     }
 
-    // epilogue, one fragment at a time through this subgroup's staging area; lanes walk it
-    // four channels (one pack4 item) at a time, pixel by pixel, so that neighbouring lanes
-    // write neighbouring output scalars
+    // the epilogue, one fragment at a time
     const int groups = int(gl_NumWorkGroups.z) / k_slices;
     const int stage = sg * 16 * SC_STRIDE;
-    [[unroll]] for (int i = 0; i < WM; i++)
-    {
-        [[unroll]] for (int j = 0; j < WN; j++)
-        {
-            coopMatStore(acc[i][j], sC, stage, SC_STRIDE, gl_CooperativeMatrixLayoutRowMajor);
-            subgroupMemoryBarrierShared();
-            subgroupBarrier();
-            for (int e = lane; e < 256; e += 32)
-            {
-                const int mm = (e / 64) * 4 + e % 4;
-                const int nn = (e / 4) % 16;
-                const int m = m0 + wm + 16 * i + mm;
-                const int n = n0 + wn + 16 * j + nn;
-                if (m >= M || n >= N)
-                    continue;
-                const int oc = g * M + m;
-                const float v = sC[stage + mm * SC_STRIDE + nn];
-                if (k_slices > 1)
-                {
-                    workspace_data[(slice * groups * M + oc) * N + n] = v;
-                    continue;
-                }
-                const afp bias = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
-                const int o = (oc / out_elempack) * out_cstep * out_elempack + n * out_elempack + oc % out_elempack;
-                afp r = afp(v) + bias;
-                if (residual_term == 1)
-                    r += buffer_ld1(residual_data, o);
-                buffer_st1(top_blob_data, o, activation_afp(r, activation_type, activation_param_0, activation_param_1));
-            }
-            subgroupBarrier();  // every lane has read the stage before the next fragment lands
-        }
-    }
+    EPILOGUE(acc00, 0, 0)
+    EPILOGUE(acc01, 0, 1)
+    EPILOGUE(acc10, 1, 0)
+    EPILOGUE(acc11, 1, 1)
 }

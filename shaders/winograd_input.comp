@@ -1,4 +1,4 @@
-// variants: F=2,4
+// variants: F=2,4 CHANNELS_LAST=0,1
 #version 450
 
 // Winograd F(FxF, 3x3), step 1 of 3: the input transform (F = 2 or 4, gpu/winograd.py
@@ -26,7 +26,7 @@ layout (constant_id = 2) const int in_cstep = 1;     // positions per input chan
 layout (constant_id = 3) const int C4 = 1;           // input channel items
 layout (constant_id = 4) const int tiles_w = 1;
 layout (constant_id = 5) const int tiles_h = 1;
-layout (constant_id = 6) const int out_cstep = 1;    // positions per item of the T*T planes
+layout (constant_id = 6) const int out_cstep = 1;    // positions per item of the T*T planes (CHANNELS_LAST: tiles, padded)
 layout (constant_id = 7) const int pad_top = 0;
 layout (constant_id = 8) const int pad_left = 0;
 layout (constant_id = 9) const float pad_value = 0;
@@ -40,6 +40,12 @@ layout (binding = 1) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
 #define F 2
 #endif
 #define T (F + 2)
+
+#if CHANNELS_LAST
+#define V_INDEX(fq, c, o) (((fq) * out_cstep + (o)) * C4 + (c))
+#else
+#define V_INDEX(fq, c, o) (((fq) * C4 + (c)) * out_cstep + (o))
+#endif
 
 // r = B^T d for one column (or row) of T values, the zeros of B^T left out
 void transform(in vec4 d[T], out vec4 r[T])
@@ -61,9 +67,15 @@ void transform(in vec4 d[T], out vec4 r[T])
 
 void main()
 {
+#if CHANNELS_LAST
+    const int c = int(gl_GlobalInvocationID.x);
+    const int tx = int(gl_GlobalInvocationID.y);
+    const int ty = int(gl_GlobalInvocationID.z);
+#else
     const int tx = int(gl_GlobalInvocationID.x);
     const int ty = int(gl_GlobalInvocationID.y);
     const int c = int(gl_GlobalInvocationID.z);
+#endif
     if (tx >= tiles_w || ty >= tiles_h || c >= C4)
         return;
 
@@ -94,6 +106,6 @@ void main()
         vec4 v[T];
         transform(t[i], v);
         for (int j = 0; j < T; j++)
-            buffer_st4(top_blob_data, ((T * i + j) * C4 + c) * out_cstep + o, afpvec4(v[j]));
+            buffer_st4(top_blob_data, V_INDEX(T * i + j, c, o), afpvec4(v[j]));
     }
 }

@@ -1,4 +1,4 @@
-// variants: F=2,4
+// variants: F=2,4 CHANNELS_LAST=0,1
 #version 450
 
 // Winograd F(FxF, 3x3), step 3 of 3: the output transform. Step 2 left, per tile and
@@ -13,6 +13,9 @@
 // then bias, the residual (a blob of the output's shape folded in by the planner) and the
 // activation, as every convolution epilogue. Rows/columns past the output (sizes that are
 // not multiples of F) are dropped. Pack4 in and out, one invocation per (tile, output item).
+// CHANNELS_LAST=1 (after winograd_products.comp): frequency f of tile p is read from item
+// (f * in_cstep + p) * O4 + o, in_cstep being the padded tile count; the output item is
+// then the fastest invocation axis, so that a subgroup's loads are contiguous.
 
 layout (constant_id = 0) const int bias_term = 0;
 layout (constant_id = 1) const int activation_type = 0;
@@ -20,7 +23,7 @@ layout (constant_id = 2) const float activation_param_0 = 0;
 layout (constant_id = 3) const float activation_param_1 = 0;
 layout (constant_id = 4) const int tiles_w = 1;
 layout (constant_id = 5) const int tiles_h = 1;
-layout (constant_id = 6) const int in_cstep = 1;     // positions per item of the T*T planes
+layout (constant_id = 6) const int in_cstep = 1;     // positions per item of the T*T planes (CHANNELS_LAST: tiles, padded)
 layout (constant_id = 7) const int O4 = 1;           // output channel items
 layout (constant_id = 8) const int outw = 1;
 layout (constant_id = 9) const int outh = 1;
@@ -41,6 +44,12 @@ layout (binding = 3) readonly buffer residual_blob { sfpvec4 residual_data[]; };
 #endif
 #define T (F + 2)
 
+#if CHANNELS_LAST
+#define P_INDEX(fq, o, p) (((fq) * in_cstep + (p)) * O4 + (o))
+#else
+#define P_INDEX(fq, o, p) (((fq) * O4 + (o)) * in_cstep + (p))
+#endif
+
 // y = A^T m for one column (or row) of T values, the zeros of A^T left out
 void transform(in vec4 m[T], out vec4 y[F])
 {
@@ -59,9 +68,15 @@ void transform(in vec4 m[T], out vec4 y[F])
 
 void main()
 {
+#if CHANNELS_LAST
+    const int o = int(gl_GlobalInvocationID.x);
+    const int tx = int(gl_GlobalInvocationID.y);
+    const int ty = int(gl_GlobalInvocationID.z);
+#else
     const int tx = int(gl_GlobalInvocationID.x);
     const int ty = int(gl_GlobalInvocationID.y);
     const int o = int(gl_GlobalInvocationID.z);
+#endif
     if (tx >= tiles_w || ty >= tiles_h || o >= O4)
         return;
 
@@ -72,7 +87,7 @@ void main()
     {
         vec4 column[T];
         for (int i = 0; i < T; i++)
-            column[i] = vec4(buffer_ld4(bottom_blob_data, ((T * i + j) * O4 + o) * in_cstep + p));
+            column[i] = vec4(buffer_ld4(bottom_blob_data, P_INDEX(T * i + j, o, p)));
         vec4 y[F];
         transform(column, y);
         for (int i = 0; i < F; i++)

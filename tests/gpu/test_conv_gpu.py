@@ -303,7 +303,7 @@ def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, ex
 
 
 @pytest.mark.parametrize("f", [2, 4])
-@pytest.mark.parametrize("parallel", [1, 1024])
+@pytest.mark.parametrize("parallel,channels_last", [(1, False), (1024, False), (1024, True)])
 @pytest.mark.parametrize("outc,inc,extra,shape", [
     (12, 8, {4: 1, 9: 1}, (8, 9, 11)),                       # odd output: partial last tiles
     (8, 16, {4: 0, 9: 2, 10: [0.1]}, (16, 7, 6)),            # no padding: 5x4 output
@@ -311,12 +311,17 @@ def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, ex
     (16, 8, {15: 0, 14: 1, 16: 2, 13: 1, 5: 0}, (8, 10, 9)),  # asymmetric pads, no bias
     (8, 8, {4: -233, 9: 4}, (8, 6, 7)),                      # SAME padding
     (64, 32, {4: 1, 9: 1}, (32, 12, 12)),                    # long products: split-K / tiles
+    # channels multiples of 16 (tensor-core products): 80 outputs and 100 or 25 tiles are
+    # not whole 64-blocks (clamped fragments), 48 inputs an odd count of 16-channel K steps
+    (80, 48, {4: 1, 9: 1}, (48, 20, 19)),
     (8, 4, {4: 1}, (4, 3, 2)),                               # one tile, mostly padding
 ])
-def test_winograd(monkeypatch, f, parallel, outc, inc, extra, shape):
+def test_winograd(monkeypatch, f, parallel, channels_last, outc, inc, extra, shape):
     """The Winograd F(f x f, 3x3) path (gpu/winograd.py: input transform, grouped product,
     output transform) on every pad form, against the numpy path; `parallel` 1024 gives the
-    product a large GPU's kernels (split-K, direct). The path must really run."""
+    product a large GPU's kernels (split-K, direct). `channels_last`: the layout of
+    winograd_products.comp, forced (its tensor-core form where the device has one and the
+    case fits, else its scalar form). The path must really run."""
     import vkncnn.gpu.conv as gpu_conv
     import vkncnn.gpu.winograd as gpu_winograd
 
@@ -324,6 +329,7 @@ def test_winograd(monkeypatch, f, parallel, outc, inc, extra, shape):
     monkeypatch.setattr(gpu_winograd, "WINOGRAD_MIN_MACS", 0)
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: parallel)
     monkeypatch.setattr(gpu_conv, "choose_tile", lambda opt, outh, outw: f)
+    monkeypatch.setattr(gpu_winograd, "channels_last_products", lambda *args: channels_last)
     made = []
     make = gpu_winograd.cached_pipeline
     monkeypatch.setattr(gpu_winograd, "cached_pipeline", lambda layer, shader, fp16, specs, local, defines=None: (
@@ -335,7 +341,8 @@ def test_winograd(monkeypatch, f, parallel, outc, inc, extra, shape):
         monkeypatch.setattr(testing, "FP16_TOLERANCE", 2e-2)
     params, weights = conv_case("Convolution", outc, inc, 3, extra=extra)
     check("Convolution", params, weights, [rand(*shape, seed=11)])
-    assert ("winograd_output", {"F": f}) in made
+    assert ("winograd_output", {"F": f, "CHANNELS_LAST": int(channels_last)}) in made
+    assert any(shader == "winograd_products" for shader, _ in made) == channels_last
 
 
 @pytest.mark.parametrize("f", [2, 4])
