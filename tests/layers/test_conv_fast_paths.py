@@ -29,7 +29,9 @@ def conv_case(inc, outc, h, w, pads, act, group=1, kernel=3, stride=1, dilation=
 
 
 @pytest.mark.parametrize("inc,outc,h,w", [(32, 32, 28, 28), (48, 40, 29, 31), (32, 64, 14, 14), (40, 33, 15, 17),
-                                          (64, 32, 30, 27), (32, 48, 7, 7), (33, 35, 56, 12)])
+                                          (64, 32, 30, 27), (32, 48, 7, 7), (33, 35, 56, 12),
+                                          # rows of >= 14 tiles: stored one block position at a time
+                                          (32, 36, 28, 56), (36, 32, 29, 61)])
 @pytest.mark.parametrize("pads", [{4: 1}, {}, {4: -233}, {4: -234}, {4: 2, 15: 0, 14: 1, 16: 3}])
 def test_winograd_sizes(inc, outc, h, w, pads):
     conv_case(inc, outc, h, w, pads, (1, None), pad_value=0.0)
