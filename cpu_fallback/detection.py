@@ -41,7 +41,9 @@ def descending_order(scores: np.ndarray) -> np.ndarray:
 
 def _replay_ncnn_quicksort(scores: np.ndarray) -> np.ndarray:
     """ncnn's recursive quicksort, replayed step by step (an explicit stack replaces recursion:
-    the two sub-ranges are disjoint, so the order they are sorted in does not matter)."""
+    the two sub-ranges are disjoint, so the order they are sorted in does not matter).
+    (Sorting tie-free sub-ranges directly instead of partitioning them was measured: 2401
+    scores with one tie, 1.9 -> 1.7 ms; not worth its code.)"""
     s = [float(v) for v in scores]
     order = list(range(len(s)))
     stack = [(0, len(s) - 1)]
@@ -94,29 +96,55 @@ def nms_sorted(boxes: np.ndarray, areas: np.ndarray, threshold: float,
     boxes = np.asarray(boxes, F32)
     areas = np.asarray(areas, F32)
     t = F32(threshold)
-    suppressed = np.zeros(n, bool)
-    kept = []
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         if n <= NMS_MATRIX_MAX:
             # every pair at once, then a cheap greedy walk over the rows (measured: 357
             # candidates of which 297 kept, yolo-fastest with random weights, 4.5 -> 0.8 ms)
             overlap = _overlaps(boxes[:, None], boxes, areas[:, None], areas, t, scaled_compare)
-            for i in range(n):
-                if not suppressed[i]:
-                    kept.append(i)
-                    suppressed[i + 1:] |= overlap[i, i + 1:]
-            return np.asarray(kept, dtype=np.intp)
-        for i in range(n):
-            if suppressed[i]:
-                continue
+            return _greedy_walk(overlap, np.zeros(n, bool))
+        return _nms_in_blocks(boxes, areas, t, scaled_compare)
+
+
+def _greedy_walk(overlap: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
+    """The greedy pass over a square overlap matrix of consecutive candidates, some of
+    them already `suppressed` (updated in place): the indices it keeps."""
+    kept = []
+    for i in range(len(suppressed)):
+        if not suppressed[i]:
             kept.append(i)
-            rest = slice(i + 1, n)
-            suppressed[rest] |= _overlaps(boxes[i], boxes[rest], areas[i], areas[rest], t, scaled_compare)
+            suppressed[i + 1:] |= overlap[i, i + 1:]
     return np.asarray(kept, dtype=np.intp)
 
 
-# candidates up to which NMS builds the whole n x n overlap matrix (4 MB of float32 each)
+def _nms_in_blocks(boxes, areas, t, scaled_compare: bool) -> np.ndarray:
+    """nms_sorted beyond NMS_MATRIX_MAX candidates, NMS_BLOCK at a time: the block's own
+    overlaps decide which of its survivors are kept (the greedy walk), then those kept
+    suppress every later candidate in one product-sized step. The same pairs are tested
+    as one row per kept box, with a Python step per block instead of per kept box, and
+    candidates already suppressed are left out of the later steps (yolov4-tiny with
+    random weights, 2401 candidates of which 1497 kept: 35 -> 15 ms; mobilenetv2_yolov3,
+    1696 of which 503 kept: 10 -> 4.6 ms; blocks of 64 to 256 within 5%, 512 1.5x slower)."""
+    n = len(boxes)
+    suppressed = np.zeros(n, bool)
+    kept = []
+    for start in range(0, n, NMS_BLOCK):
+        block = slice(start, min(start + NMS_BLOCK, n))
+        b, a = boxes[block], areas[block]
+        overlap = _overlaps(b[:, None], b, a[:, None], a, t, scaled_compare)
+        chosen = start + _greedy_walk(overlap, suppressed[block])
+        kept.append(chosen)
+        alive = block.stop + np.flatnonzero(~suppressed[block.stop:])  # later, not yet suppressed
+        if len(chosen) and len(alive):
+            hits = _overlaps(boxes[chosen][:, None], boxes[alive], areas[chosen][:, None], areas[alive], t,
+                             scaled_compare)
+            suppressed[alive] = hits.any(axis=0)
+    return np.concatenate(kept)
+
+
+# candidates up to which NMS builds the whole n x n overlap matrix (4 MB of float32 each);
+# beyond, blocks of NMS_BLOCK candidates
 NMS_MATRIX_MAX = 1024
+NMS_BLOCK = 128
 
 
 def _overlaps(box, others, area, other_areas, t, scaled_compare: bool) -> np.ndarray:

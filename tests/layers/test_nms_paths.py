@@ -1,6 +1,7 @@
-"""NMS's two paths (whole overlap matrix for up to NMS_MATRIX_MAX candidates, one row
-at a time beyond) keep exactly the same boxes; each is checked against real ncnn by the
-detection layer tests, this checks them against each other on awkward boxes."""
+"""NMS's two paths (whole overlap matrix for up to NMS_MATRIX_MAX candidates, blocks of
+NMS_BLOCK beyond) keep exactly the same boxes as one greedy row per kept box; each path is
+checked against real ncnn by the detection layer tests, this checks them against a plain
+reference walk on awkward boxes."""
 
 from __future__ import annotations
 
@@ -21,13 +22,72 @@ def awkward_boxes(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return boxes, areas
 
 
+def greedy_reference(boxes, areas, threshold, scaled_compare) -> np.ndarray:
+    """One kept box at a time against every later candidate (ncnn's walk, turned around)."""
+    n = len(boxes)
+    suppressed = np.zeros(n, bool)
+    kept = []
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        for i in range(n):
+            if not suppressed[i]:
+                kept.append(i)
+                rest = slice(i + 1, n)
+                suppressed[rest] |= detection._overlaps(boxes[i], boxes[rest], areas[i], areas[rest],
+                                                        np.float32(threshold), scaled_compare)
+    return np.asarray(kept, dtype=np.intp)
+
+
 @pytest.mark.parametrize("scaled_compare", [False, True])
 @pytest.mark.parametrize("threshold", [0.0, 0.3, 0.45, 1.0])
-@pytest.mark.parametrize("n,seed", [(1, 0), (2, 1), (40, 2), (300, 3)])
-def test_matrix_and_row_paths_agree(monkeypatch, n, seed, threshold, scaled_compare):
+@pytest.mark.parametrize("n,seed", [(1, 0), (2, 1), (40, 2), (300, 3), (700, 4)])
+@pytest.mark.parametrize("path", ["matrix", "blocks"])
+def test_paths_agree_with_the_greedy_walk(monkeypatch, n, seed, threshold, scaled_compare, path):
     boxes, areas = awkward_boxes(n, seed)
-    by_matrix = detection.nms_sorted(boxes, areas, threshold, scaled_compare)
-    monkeypatch.setattr(detection, "NMS_MATRIX_MAX", 0)
-    by_rows = detection.nms_sorted(boxes, areas, threshold, scaled_compare)
-    np.testing.assert_array_equal(by_matrix, by_rows)
-    assert by_matrix[0] == 0 and len(by_matrix) >= 1
+    if path == "blocks":  # small blocks: a box suppressed across several of them
+        monkeypatch.setattr(detection, "NMS_MATRIX_MAX", 0)
+        monkeypatch.setattr(detection, "NMS_BLOCK", 16)
+    kept = detection.nms_sorted(boxes, areas, threshold, scaled_compare)
+    np.testing.assert_array_equal(kept, greedy_reference(boxes, areas, threshold, scaled_compare))
+    assert kept[0] == 0 and len(kept) >= 1
+
+
+def quicksort_reference(scores) -> list[int]:
+    """ncnn's qsort_descent_inplace on (score, index) pairs, recursive, as its C++ reads."""
+    s = [float(v) for v in scores]
+    order = list(range(len(s)))
+
+    def qsort(left, right):
+        i, j = left, right
+        pivot = s[(left + right) // 2]
+        while i <= j:
+            while s[i] > pivot:
+                i += 1
+            while s[j] < pivot:
+                j -= 1
+            if i <= j:
+                s[i], s[j] = s[j], s[i]
+                order[i], order[j] = order[j], order[i]
+                i += 1
+                j -= 1
+        if left < j:
+            qsort(left, j)
+        if i < right:
+            qsort(i, right)
+
+    if s:
+        qsort(0, len(s) - 1)
+    return order
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_descending_order_replays_ncnn_with_ties(seed):
+    """With ties (and NaNs, infinities) the order is ncnn's quicksort's, also where the
+    replay sorts tie-free sub-ranges directly."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 400))
+    scores = rng.standard_normal(n).astype(np.float32)
+    pool = rng.choice(n, size=int(rng.integers(1, max(2, n // 8))))
+    scores[rng.choice(n, size=len(pool))] = scores[pool]  # ties, some of them many-fold
+    if seed % 3 == 0:
+        scores[rng.choice(n, size=3)] = [np.nan, np.inf, -np.inf]
+    np.testing.assert_array_equal(detection.descending_order(scores), quicksort_reference(scores))
