@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -860,3 +861,33 @@ def test_spin_wait_gives_the_same_results(dev, monkeypatch):
         cmd.replay()
         np.testing.assert_array_equal(down.array, slot.array)
     cmd.release()
+
+
+@pytest.mark.parametrize("shape,elempack", [
+    ((5000,), 1), ((4096,), 4), ((70, 61), 4), ((6, 33, 40), 4), ((7, 30, 29), 1), ((9, 2, 20, 31), 4),
+    ((3, 10, 10), 4),   # below DOWNLOAD_CAST_MIN: cast on the host
+])
+def test_fp16_download_casts_on_the_gpu_from_its_threshold(shape, elempack):
+    """fp16 blobs of DOWNLOAD_CAST_MIN values or more come back through download_cast.comp
+    (cast and unpacked on the GPU), smaller ones through numpy: both give the fp16 values
+    as fp32, in numpy shape, whatever the packing (channel counts not divisible by 4 too)."""
+    from vkncnn.gpu.command import DOWNLOAD_CAST_MIN
+
+    vkdev = instance.get_gpu_device()
+    if not vkdev.info.support_fp16_storage():
+        pytest.skip("no 16-bit storage")
+    opt = SimpleNamespace(use_fp16_storage=True, blob_vkallocator=None, staging_vkallocator=None)
+    x = np.random.default_rng(5).standard_normal(shape).astype(np.float32)
+    cmd = VkCompute(vkdev)
+    try:
+        on_device = cmd.record_upload(x, opt, elempack=elempack)
+        assert on_device.scalar_size() == 2
+        before = cmd.dispatch_count
+        d = cmd.record_download(on_device, opt)
+        assert (cmd.dispatch_count > before) == (on_device.total() * elempack >= DOWNLOAD_CAST_MIN)
+        cmd.submit_and_wait()
+        padded = d.array[:shape[0]]
+        np.testing.assert_array_equal(padded, x.astype(np.float16).astype(np.float32))
+        assert d.array.dtype == np.float32
+    finally:
+        cmd.release()

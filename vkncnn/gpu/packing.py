@@ -15,7 +15,7 @@ from .pipeline import Pipeline
 from .vkmat import VkMat
 
 
-def _axis_and_inner(src: VkMat) -> tuple:
+def axis_and_inner(src: VkMat) -> tuple:
     """(items along the packing axis, positions per item)."""
     if src.dims == 1:
         return src.w, 1
@@ -51,7 +51,7 @@ def convert_packing(src: VkMat, dst_elempack: int, cmd, opt=None) -> VkMat:
     scalar = src.scalar_size()
     if scalar not in (2, 4):
         raise GpuError(f"convert_packing: {scalar}-byte scalars are not supported (fp32 and fp16 are)")
-    items, inner = _axis_and_inner(src)
+    items, inner = axis_and_inner(src)
     n = items * src.elempack
     out_items = -(-n // dst_elempack)
     fields = {1: (out_items, 1, 1, 1), 2: (src.w, out_items, 1, 1),
