@@ -233,7 +233,7 @@ class _ChannelsLastSteps:
         weight = winograd_product(self.layer, cmd.vkdev, self.f).weight_gpu
         specs = [self.outc, self.inc, n]
         if tensor_core_products(cmd.vkdev, self.fp16, self.inc, self.outc):
-            pipeline = cached_pipeline(self.layer, "winograd_products", True, specs, (128, 1, 1), {"COOPMAT": 1})
+            pipeline = cached_pipeline(self.layer, "winograd_products", self.fp16, specs, (128, 1, 1), {"COOPMAT": 1})
             grid = (-(-n // 64) * 128, -(-self.outc // 64), planes)
         else:  # the scalar form of the same contract (what the tests run on other devices)
             grid = (n, self.outc // 4, planes)
