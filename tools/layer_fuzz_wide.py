@@ -48,6 +48,29 @@ def winograd_shaped(rng):
     dilation 1, one group, channels in whole pack4 items; any padding, bias, activation.
     Only the gpuD paths (layer_fuzz_discrete.py) take it on a CPU device."""
     inc, outc = (draw.pick(rng, (4, 8, 12, 16, 24, 32, 48, 64)) for _ in range(2))
+    p = _winograd_params(rng, inc, outc)
+    h, w = draw.extent(rng, 3, 19), draw.extent(rng, 3, 19)
+    return Case("Convolution", p, [draw.tensor(rng, (inc, h, w))], tol=2e-4, tol16=2e-2)
+
+
+def cpu_winograd_shaped(rng):
+    """A convolution that the numpy path runs through Winograd (cpu_fallback/conv_kernels.py:
+    winograd_tile): 32+ channels on both sides and outputs of 28+ (F(4, 3), rows of 14+
+    tiles too), or 144+ input channels on 14-27 (F(2, 3)). The other generators stay below
+    those sizes."""
+    if draw.chance(rng, 0.2):
+        inc, outc = draw.pick(rng, (144, 160, 192)), draw.pick(rng, (32, 40, 64))
+        h, w = (int(rng.integers(14, 28)) for _ in range(2))
+    else:
+        inc, outc = (draw.pick(rng, (32, 33, 40, 48, 64, 72, 96)) for _ in range(2))
+        h, w = (int(rng.integers(28, 71)) for _ in range(2))
+    p = _winograd_params(rng, inc, outc)
+    return Case("Convolution", p, [draw.tensor(rng, (inc, h, w))], tol=2e-4, tol16=2e-2)
+
+
+def _winograd_params(rng, inc: int, outc: int) -> dict:
+    """Params of a 3x3 stride-1 Convolution of inc -> outc: any padding (per side, SAME),
+    bias or not, any activation."""
     p = {0: outc, 1: 3, 5: int(draw.chance(rng, 0.7)), 6: outc * inc * 9}
     pad = int(rng.integers(0, 4))
     if pad == 1:
@@ -58,12 +81,12 @@ def winograd_shaped(rng):
     elif pad == 3:
         p[4] = draw.pick(rng, (-233, -234))
     p.update(draw.activation(rng))
-    h, w = draw.extent(rng, 3, 19), draw.extent(rng, 3, 19)
-    return Case("Convolution", p, [draw.tensor(rng, (inc, h, w))], tol=2e-4, tol16=2e-2)
+    return p
 
 
 GENERATORS = {
     "Convolution@winograd": winograd_shaped,
+    "Convolution@cpuwinograd": cpu_winograd_shaped,
     "Convolution@wide": _wide(conv.convolution, conv),
     "ConvolutionDepthWise@wide": _wide(conv.convolution_depthwise, conv),
     "Deconvolution@wide": _wide(conv.deconvolution, conv),

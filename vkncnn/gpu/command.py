@@ -282,7 +282,7 @@ class VkCompute:
             return download
         cast = dtype is None and src.scalar_size() == 2 and src.total() * src.elempack >= DOWNLOAD_CAST_MIN
         if cast:
-            src = self._cast_for_download(src)
+            src = self._cast_for_download(src, opt)
         nbytes = src.nbytes()
         staging = self._new_staging(nbytes, opt)
         self._use(staging)
@@ -301,7 +301,7 @@ class VkCompute:
             src.release()  # the recorder keeps the buffer pinned while its commands use it
         return download
 
-    def _cast_for_download(self, src: VkMat) -> VkMat:
+    def _cast_for_download(self, src: VkMat, opt) -> VkMat:
         """fp16 `src` as a new fp32, unpacked VkMat (shaders/download_cast.comp), for blobs
         of at least DOWNLOAD_CAST_MIN values: numpy's float16 -> float32 cast of a packed
         blob costs ~2-4 ns a value, the GPU's a dispatch (measured here: 255 x 52 x 52 in
@@ -312,7 +312,7 @@ class VkCompute:
         items, inner = axis_and_inner(src)
         n = items * src.elempack
         fields = {1: (n, 1, 1, 1), 2: (src.w, n, 1, 1), 3: (src.w, src.h, 1, n), 4: (src.w, src.h, src.d, n)}
-        dst = VkMat.create(*fields[src.dims], dims=src.dims, elemsize=4, elempack=1, allocator=self.blob_allocator())
+        dst = VkMat.create(*fields[src.dims], dims=src.dims, elemsize=4, elempack=1, allocator=self.blob_allocator(opt))
         pipeline = builtin_pipeline(self.vkdev, "download_cast", True, local_size=(256, 1, 1))
         self.record_pipeline(pipeline, [src, dst], [n * inner, inner, src.elempack], flat_grid(n * inner))
         return dst
