@@ -18,7 +18,8 @@
 //   V  [f][n][k]   K x N column-major: each tile's K channels contiguous (winograd_input.comp
 //                  with CHANNELS_LAST=1 writes it),
 //   P  [f][n][m]   M x N column-major (winograd_output.comp with CHANNELS_LAST=1 reads it).
-// M and K are multiples of 16 and N (the tiles, padded) of 16, so no block is ever partial.
+// N (the tiles, padded) is a multiple of 16; COOPMAT=1 also needs M and K to be (the host
+// checks), so no fragment is ever partial. COOPMAT=0 takes multiples of 4.
 //
 // COOPMAT=1: each subgroup loads its 16x16 fragments straight from the buffers with
 // coopMatLoad (no shared-memory staging and no barrier in the K loop: the workgroup's four
