@@ -69,6 +69,10 @@ def _sanitize_options(opt, vkdev) -> None:
     opt.use_bf16_packed = False
 
 
+# timestamps reserved per layer when a plan is profiled by dispatch (bench --profile dispatches)
+DISPATCHES_PER_LAYER = 8
+
+
 class NetGpu:
     """Per-Net GPU state: the device, uploaded weights and the cache of recorded plans."""
 
@@ -300,7 +304,10 @@ class GpuExtractorState:
         by_dispatch = self.netgpu.profile == "dispatches"
         if self.netgpu.profile:
             from .timestamps import LayerTimer
-            plan.timer = LayerTimer(vkdev, (8 if by_dispatch else 1) * len(schedule) + 2)
+            # by dispatch: room for DISPATCHES_PER_LAYER a layer on average (Winograd takes 3,
+            # split-K 2); marks past the pool's end are dropped, never wrong
+            per_layer = DISPATCHES_PER_LAYER if by_dispatch else 1
+            plan.timer = LayerTimer(vkdev, per_layer * len(schedule) + 2)
             plan.timer.start(cmd)
         for li in schedule:
             layer = net._layers[li]
