@@ -35,7 +35,7 @@ def _rss_peak_mb() -> float:
 class VkncnnRunner:
     name = "vkncnn"
 
-    def __init__(self, model: str, weights: bytes, args) -> None:
+    def __init__(self, param: str, weights: bytes, args) -> None:
         import vkncnn
 
         t0 = time.perf_counter()
@@ -46,7 +46,7 @@ class VkncnnRunner:
         o.use_fp16_storage = o.use_fp16_packed = args.fp16
         if args.gpu:
             self.net.set_vulkan_device(args.device)
-        self.net.load_param(str(param_path(model)))
+        self.net.load_param(param)
         if args.gpu and self.net.gpu is None:
             raise RuntimeError("no Vulkan device for vkncnn")
         self.net.load_model(weights)
@@ -55,10 +55,10 @@ class VkncnnRunner:
         self.outputs = self.net.output_names()
         self.Mat = vkncnn.Mat
 
-    def infer(self, x: np.ndarray) -> None:
+    def infer(self, x) -> None:
         with self.net.create_extractor() as ex:
-            for name in self.inputs:
-                ex.input(name, self.Mat(x))
+            for name, xi in zip(self.inputs, _per_input(x, self.inputs)):
+                ex.input(name, self.Mat(xi))
             for name in self.outputs:
                 ex.extract(name)
 
@@ -110,10 +110,10 @@ def print_profile(model: str, layer_times: dict, top: int = 15, unit: str = "lay
 class NcnnRunner:
     name = "ncnn"
 
-    def __init__(self, model: str, weights: bytes, args, tmpdir: str) -> None:
+    def __init__(self, param: str, weights: bytes, args, tmpdir: str) -> None:
         import ncnn
 
-        bin_path = os.path.join(tmpdir, f"{model}.bin")
+        bin_path = os.path.join(tmpdir, os.path.basename(param).rsplit(".", 1)[0] + ".bin")
         with open(bin_path, "wb") as f:
             f.write(weights)
         t0 = time.perf_counter()
@@ -125,23 +125,28 @@ class NcnnRunner:
         o.use_bf16_storage = False
         if args.gpu:
             self.net.set_vulkan_device(args.device)
-        self.net.load_param(str(param_path(model)))
+        self.net.load_param(param)
         self.net.load_model(bin_path)
         self.load_s = time.perf_counter() - t0
         self.inputs = self.net.input_names()
         self.outputs = self.net.output_names()
         self.ncnn = ncnn
 
-    def infer(self, x: np.ndarray) -> None:
+    def infer(self, x) -> None:
         ex = self.net.create_extractor()
-        mats = [self.ncnn.Mat(x).clone() for _ in self.inputs]
+        mats = [self.ncnn.Mat(xi).clone() for xi in _per_input(x, self.inputs)]
         for name, m in zip(self.inputs, mats):
             ex.input(name, m)
         for name in self.outputs:
             ex.extract(name)
 
 
-def time_interleaved(runners, x: np.ndarray, loops: int, block: int, settle_s: float) -> dict:
+def _per_input(x, inputs: list) -> list:
+    """One array per net input: `x` itself for each, or x's items when it is a list."""
+    return x if isinstance(x, list) else [x] * len(inputs)
+
+
+def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dict:
     """Milliseconds per inference for each runner: `block` loops of one, then of the next...
 
     Interleaving keeps both runtimes under the same machine state (speeds move 2x between
@@ -178,9 +183,10 @@ def bench_model(model: str, args) -> dict:
     weights = random_weights(str(param_path(model)), seed=0, input_shapes=INPUT_SHAPES[model])
     x = np.random.default_rng(1).uniform(-1, 1, INPUT_SHAPES[model]).astype(np.float32)
     with tempfile.TemporaryDirectory() as tmp:
-        runners = [VkncnnRunner(model, weights, args)]
+        param = str(param_path(model))
+        runners = [VkncnnRunner(param, weights, args)]
         if args.compare_ncnn:
-            runners.append(NcnnRunner(model, weights, args, tmp))
+            runners.append(NcnnRunner(param, weights, args, tmp))
         result = {"model": model}
         for r in runners:
             t0 = time.perf_counter()

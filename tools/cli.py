@@ -6,6 +6,7 @@ import sys
 
 COMMANDS = {
     "bench": ("vkncnn.tools.bench", "time the benchmark models (optionally against real ncnn)"),
+    "layerbench": ("vkncnn.tools.layer_bench", "each distinct layer of the benchmark models alone, against ncnn"),
     "digits": ("vkncnn.tools.digits", "the main job: classify handwritten digits"),
     "randweights": ("vkncnn.tools.randweights", "write a seeded random .bin for a .param"),
     "shadertest": ("vkncnn.tools.shader_test", "compare a layer's GPU shader with numpy"),
