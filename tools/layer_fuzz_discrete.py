@@ -14,10 +14,11 @@ while a case runs in this process (ncnn runs in its own):
         with split-K
   gpuW  as gpuD, with Winograd F(4x4, 3x3) wherever Winograd runs (choose_tile takes it
         only on images larger than fuzzed ones)
-  gpuC  as gpuT, and the tensor-core kernel (convolution_coopmat.comp) at any size where
-        the device has cooperative matrices (gpuC16: it is fp16-only); elsewhere gpuT again
+  gpuC  as gpuT, and the tensor-core kernels (convolution_coopmat.comp, and gemm_coopmat.comp
+        for InnerProduct, Gemm, MatMul and MultiHeadAttention) at any size where the device
+        has cooperative matrices (gpuC16: they are fp16-only); elsewhere gpuT again
 
-The tensor-core kernel needs a device with cooperative matrices: lavapipe has none, the
+The tensor-core kernels need a device with cooperative matrices: lavapipe has none, the
 H200 (NVIDIA) has, so gpuC16 is a path for that machine.
 """
 
@@ -49,19 +50,20 @@ def device_profile(path: str):
     if profile is None:
         yield
         return
-    from vkncnn.gpu import conv, winograd
+    from vkncnn.gpu import conv, gemm, winograd
 
     saved = (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS,
-             conv.TENSOR_CORE_MIN_MACS, conv.choose_tile)
+             conv.TENSOR_CORE_MIN_MACS, gemm.GEMM_TENSOR_CORE_MIN_MACS, conv.choose_tile)
     conv.parallel_target = winograd.parallel_target = lambda vkdev: 1024
     winograd.WINOGRAD_MIN_MACS = profile["winograd"]
     if profile["direct"] is not None:
         conv.DIRECT_MAX_MACS = profile["direct"]
     conv.TENSOR_CORE_MIN_MACS = profile.get("tensor", conv.TENSOR_CORE_MIN_MACS)
+    gemm.GEMM_TENSOR_CORE_MIN_MACS = profile.get("tensor", gemm.GEMM_TENSOR_CORE_MIN_MACS)
     if "winograd_tile" in profile:
         conv.choose_tile = lambda opt, outh, outw: profile["winograd_tile"]
     try:
         yield
     finally:
         (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS,
-         conv.TENSOR_CORE_MIN_MACS, conv.choose_tile) = saved
+         conv.TENSOR_CORE_MIN_MACS, gemm.GEMM_TENSOR_CORE_MIN_MACS, conv.choose_tile) = saved

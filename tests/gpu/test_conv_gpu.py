@@ -491,6 +491,47 @@ def test_multiheadattention(params, shapes, n_out):
     check("MultiHeadAttention", params, weights, inputs, n_out)
 
 
+# -- the tensor-core matrix product ------------------------------------------------------------
+GEMM_TENSOR_CORE_CASES = [
+    # ragged m, n, k (not multiples of the 64 x 64 tile or the 32-deep chunk), both B layouts,
+    # a transposed A, C per row / column / full, alpha and beta
+    ("Gemm", {0: 0.5, 1: 2.0}, [], [(70, 40), (40, 90)]),
+    ("Gemm", {2: 1, 3: 1, 1: -1.5}, [], [(40, 70), (90, 40), (90,)]),
+    ("Gemm", {3: 1, 11: 1}, [], [(70, 40), (90, 40), (70, 90)]),
+    ("Gemm", {3: 1, 5: 1, 6: 1, 7: 100, 8: 72, 9: 48, 10: 4, 0: 0.75}, "linear", [(100, 48)]),
+    # rows of tokens through a Linear layer with bias and a fused activation
+    ("InnerProduct", {0: 80, 1: 1, 2: 80 * 64, 9: 2, 10: [0.1]}, "ip", [(70, 64)]),
+    # batched and broadcast, packed operands
+    ("MatMul", {0: 0}, [], [(2, 1, 20, 40), (1, 3, 40, 24)]),
+    ("MatMul", {0: 1}, [], [(3, 36, 64), (3, 20, 64)]),
+    ("MultiHeadAttention", {0: 64, 1: 2, 2: 64 * 64}, "mha", [(40, 64)]),
+]
+
+
+@pytest.mark.parametrize("type_name,params,weights,shapes", GEMM_TENSOR_CORE_CASES)
+def test_gemm_tensor_core_kernel(monkeypatch, type_name, params, weights, shapes):
+    """gemm_coopmat.comp on small products (its size threshold lowered to 0). Where the
+    device has no cooperative matrices (lavapipe) gemm.comp runs instead and this is one more
+    grid; on the H200 every case records the tensor-core kernel at least once."""
+    import vkncnn.gpu.gemm as gpu_gemm
+
+    monkeypatch.setattr(gpu_gemm, "GEMM_TENSOR_CORE_MIN_MACS", 0)
+    shaders = []
+    make = gpu_gemm.cached_pipeline
+    monkeypatch.setattr(gpu_gemm, "cached_pipeline", lambda layer, shader, *a, **kw: (
+        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    inputs = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+    if weights == "linear":
+        weights = [(rand(params[8], params[9], seed=5), True), (rand(params[8], seed=6), True)]
+    elif weights == "ip":
+        weights = [(rand(params[2], seed=5), True), rand(params[0], seed=6)]
+    elif weights == "mha":
+        weights = random_layer_weights(type_name, params, len(shapes), 1, seed=1)
+    check(type_name, params, weights, inputs)
+    device = instance.get_gpu_device()
+    assert ("gemm_coopmat" in shaders) == gpu_gemm.tensor_core_device(device)
+
+
 # -- configurations left to numpy, and layers working together ---------------------------------
 def test_fallback_configurations_run_in_gpu_graph():
     """dynamic_weight and int8 layers run on numpy inside the GPU graph, with the same result."""

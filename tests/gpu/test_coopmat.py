@@ -13,6 +13,7 @@ import pytest
 
 from vkncnn.gpu import instance
 from vkncnn.gpu.conv import split_k, use_tensor_cores
+from vkncnn.gpu.gemm import gemm_on_tensor_cores
 from vkncnn.gpu.shader_registry import get_builtin_spirv
 from vkncnn.gpu.spirv_reflect import reflect
 from vkncnn.option import Option
@@ -31,6 +32,18 @@ def test_shipped_spirv_declares_the_conv_interface():
     assert info.spec_ids == set(range(25))  # the same constants as convolution.comp
 
 
+def test_shipped_spirv_declares_the_gemm_interface():
+    """gemm_coopmat.comp takes gemm.comp's operands and constants (the host swaps them freely)."""
+    vkdev = instance.get_gpu_device()
+    opt = Option()
+    opt.use_fp16_storage = True
+    tensor = reflect(get_builtin_spirv("gemm_coopmat", opt, vkdev))
+    scalar = reflect(get_builtin_spirv("gemm", opt, vkdev, {"MODE": 0}))
+    assert tensor.local_size == (128, 1, 1) and not tensor.local_size_from_spec
+    assert [(b.reads, b.writes) for b in tensor.bindings] == [(b.reads, b.writes) for b in scalar.bindings]
+    assert tensor.spec_ids == set(range(6)) == scalar.spec_ids - {233, 234, 235}
+
+
 def test_device_query_is_consistent():
     vkdev = instance.get_gpu_device()
     gi = vkdev.info
@@ -41,13 +54,17 @@ def test_device_query_is_consistent():
         assert gi.support_cooperative_matrix() and (16, 16, 16, "f16", "f32") in shapes
     if not gi.support_cooperative_matrix():
         assert not use_tensor_cores(vkdev, 256, 3136, 1024)
+        assert not gemm_on_tensor_cores(vkdev, 577, 3072, 768)
 
 
 def test_switch_and_small_products(monkeypatch):
     vkdev = instance.get_gpu_device()
     monkeypatch.setenv("VKNCNN_COOPMAT", "0")
     assert not use_tensor_cores(vkdev, 256, 3136, 1024)
+    assert not gemm_on_tensor_cores(vkdev, 577, 3072, 768)
     monkeypatch.delenv("VKNCNN_COOPMAT")
+    assert not gemm_on_tensor_cores(vkdev, 8, 1 << 20, 1024)   # fewer than one 16-row fragment
+    assert not gemm_on_tensor_cores(vkdev, 577, 3072, 16)      # one 16-deep step of k
     assert not use_tensor_cores(vkdev, 8, 1 << 20, 1024)   # fewer than one 16-row tile of weights
     assert not use_tensor_cores(vkdev, 256, 1 << 20, 32)   # less than two chunks of K
     assert not use_tensor_cores(vkdev, 512, 49, 512)        # 12.8 M multiply-adds: scalar is faster

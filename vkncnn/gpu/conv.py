@@ -5,12 +5,10 @@ come here, and the shape of the product picks the shader (conv_path, use_tensor_
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..errors import GpuError, ShapeError
-from .gemm import gemm_tile
+from .gemm import gemm_tile, tensor_core_device
 from .layer_pipelines import (
     activation_specs,
     as_pack1,
@@ -296,10 +294,7 @@ def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
     2.25 ms); on small ones they gained nothing (mobilenet_v2, whose 1x1 products are
     7-11 M multiply-adds: 1.13 ms with them on tensor cores, 1.12 ms with this threshold),
     so those keep the scalar kernel. VKNCNN_COOPMAT=0 turns them off (to compare)."""
-    info = vkdev.info
-    return (m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS
-            and info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
-            and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
+    return m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev)
 
 
 def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:

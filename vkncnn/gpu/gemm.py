@@ -1,9 +1,15 @@
 """Recording shaders/gemm.comp: the strided batched matrix product that InnerProduct,
-Gemm, MatMul and MultiHeadAttention all record (see that shader for the addressing)."""
+Gemm, MatMul and MultiHeadAttention all record (see that shader for the addressing), or
+its tensor-core form shaders/gemm_coopmat.comp where the device and the product suit it."""
 
 from __future__ import annotations
 
+import os
+
 from .layer_pipelines import cached_pipeline, pow2_ceil
+
+# products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them
+GEMM_TENSOR_CORE_MIN_MACS = 1 << 25
 
 
 class GemmOperand:
@@ -45,6 +51,11 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         return
     if k <= 0:  # an empty sum: the product is zero, the epilogue still runs
         a = GemmOperand(a.mat, 0, 0)
+    specs = list(activation) + [int(c is not None), a.elempack, out.elempack]
+    if fp16 and gemm_on_tensor_cores(cmd.vkdev, m, n * batch, k):
+        pipeline = cached_pipeline(layer, "gemm_coopmat", fp16, specs, (128, 1, 1))
+        _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, (-(-n // 64) * 128, -(-m // 64), batch))
+        return
     if m <= 4 and b.s_row == 1 and k >= 64:
         mode = 1        # matrix-vector, k contiguous in B: split k over a workgroup
         lx = min(256, max(16, pow2_ceil(k) // 16))
@@ -61,13 +72,31 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         lx, ly = gemm_tile(m, n)
         local = (lx, ly, 1)
         global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
-    specs = list(activation) + [int(c is not None), a.elempack, out.elempack]
     pipeline = cached_pipeline(layer, "gemm", fp16, specs, local, {"MODE": mode})
+    _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, global_size)
+
+
+def _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, global_size) -> None:
     c_push = c.push() if c is not None else [0, 0, 0, 0, 0]
     constants = [m, n, k, max(1, batch_inner)] + a.push() + b.push() + c_push + out.push() + \
         [float(alpha), float(beta)]
     cmd.record_pipeline(pipeline, [a.mat, b.mat, c.mat if c is not None else None, out.mat], constants,
                         global_size)
+
+
+def tensor_core_device(vkdev) -> bool:
+    """Does the device multiply 16x16x16 fp16 tiles into fp32 with 32-wide subgroups (NVIDIA),
+    as convolution_coopmat.comp and gemm_coopmat.comp need? VKNCNN_COOPMAT=0 says no (to
+    compare)."""
+    info = vkdev.info
+    return (info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
+            and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
+
+
+def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
+    """gemm_coopmat.comp for this fp16 product (n: all the batch's columns)? At least one
+    16-row fragment, two 16-deep steps of k, and GEMM_TENSOR_CORE_MIN_MACS multiply-adds."""
+    return m >= 16 and k >= 32 and m * n * k >= GEMM_TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev)
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
