@@ -222,12 +222,21 @@ def bench_model(model: str, args) -> dict:
         return result
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="vkncnn bench", description=__doc__.split("\n\n")[0])
+def add_runner_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options the two runners read: the device, BLAS/OpenMP threads, storage precision."""
     dev = ap.add_mutually_exclusive_group()
     dev.add_argument("--gpu", action="store_true", help="Vulkan path")
     dev.add_argument("--cpu", action="store_true", help="numpy path (default)")
     ap.add_argument("--device", type=int, default=0, help="Vulkan device index")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    prec = ap.add_mutually_exclusive_group()
+    prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
+    prec.add_argument("--fp32", dest="fp16", action="store_false", help="fp32 storage")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="vkncnn bench", description=__doc__.split("\n\n")[0])
+    add_runner_arguments(ap)
     ap.add_argument("--loops", type=int, default=8)
     ap.add_argument("--warmup", type=int, default=3, help="untimed loops first")
     ap.add_argument("--warmup-s", type=float, help="...and at least this many seconds of them "
@@ -236,10 +245,6 @@ def main(argv=None) -> int:
                     "(default: 5 on the CPU, 10 on the GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
                     "runtime's threads sleep (default: 300 on the CPU, 0 on the GPU)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    prec = ap.add_mutually_exclusive_group()
-    prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
-    prec.add_argument("--fp32", dest="fp16", action="store_false", help="fp32 storage")
     ap.add_argument("--models", default=",".join(INPUT_SHAPES), help="comma-separated model names")
     ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bench import NcnnRunner, VkncnnRunner, time_interleaved
+from .bench import NcnnRunner, VkncnnRunner, add_runner_arguments, time_interleaved
 from .benchmark_models import INPUT_SHAPES, param_path
 from .randweights import random_weights
 
@@ -163,20 +163,13 @@ def print_table(rows: list[dict], target: float, top: int) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="vkncnn layerbench", description=__doc__.split("\n\n")[0])
-    dev = ap.add_mutually_exclusive_group()
-    dev.add_argument("--gpu", action="store_true", help="Vulkan path")
-    dev.add_argument("--cpu", action="store_true", help="numpy path (default)")
-    ap.add_argument("--device", type=int, default=0, help="Vulkan device index")
+    add_runner_arguments(ap)
     ap.add_argument("--models", default="resnet18", help="comma-separated benchmark model names")
     ap.add_argument("--types", help="comma-separated layer types (default: all)")
     ap.add_argument("--loops", type=int, default=10)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--block", type=int, help="timed loops per runner before switching (default: 5 CPU, 10 GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block (default: 100 CPU, 0 GPU)")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
-    prec = ap.add_mutually_exclusive_group()
-    prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
-    prec.add_argument("--fp32", dest="fp16", action="store_false", help="fp32 storage")
     ap.add_argument("--target", type=float, default=1.0, help="the ratio the excess column measures against")
     ap.add_argument("--top", type=int, default=25, help="rows to print")
     ap.add_argument("--json", metavar="PATH", help="also write every row as JSON")
