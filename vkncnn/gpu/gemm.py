@@ -8,7 +8,9 @@ import os
 
 from .layer_pipelines import cached_pipeline, pow2_ceil
 
-# products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them
+# products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them: the
+# convolutions' threshold (conv.TENSOR_CORE_MIN_MACS), not tuned on its own (every product
+# of vision_transformer, the model it was measured on, has 2^27 or more)
 GEMM_TENSOR_CORE_MIN_MACS = 1 << 25
 
 
