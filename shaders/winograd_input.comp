@@ -6,14 +6,17 @@
 // (ty, tx) reads the TxT input patch (T = F + 2) whose corner is (F ty - pad_top,
 // F tx - pad_left) (pad_value outside the input) and turns it into T*T "frequencies"
 //
-//     V = B^T d B,   F(2, 3): B^T = [ 1  0 -1  0 ]     F(4, 3): B^T = [ 4  0 -5  0  1  0 ]
-//                                   [ 0  1  1  0 ]                    [ 0 -4 -4  1  1  0 ]
-//                                   [ 0 -1  1  0 ]                    [ 0  4 -4 -1  1  0 ]
-//                                   [ 0  1  0 -1 ]                    [ 0 -2 -1  2  1  0 ]
-//                                                                     [ 0  2 -1 -2  1  0 ]
-//                                                                     [ 0  4  0 -5  0  1 ]
+//     V = B^T d B,   F(2, 3): B^T = [ 1  0 -1  0 ]     F(4, 3): B^T = [ 1   0    -5/2  0    1  0 ]
+//                                   [ 0  1  1  0 ]                    [ 0  -r    -2    r/2  1  0 ]
+//                                   [ 0 -1  1  0 ]                    [ 0   r    -2   -r/2  1  0 ]
+//                                   [ 0  1  0 -1 ]                    [ 0  -r/2  -1/2  r    1  0 ]
+//                                                                     [ 0   r/2  -1/2 -r    1  0 ]
+//                                                                     [ 0   1     0   -5/2  0  1 ]
 //
-// (Lavin & Gray's points 0, +-1, infinity and 0, +-1, +-2, infinity). Frequency f = T i + j
+// (r = sqrt 2; Lavin & Gray's points 0, +-1, infinity for F(2, 3); for F(4, 3) the points
+// 0, +-sqrt 2, +-1/sqrt 2, infinity that ncnn's Vulkan winograd43 takes, whose transforms'
+// coefficients stay within 5/2 and 2 sqrt 2: fewer bits lost to fp16 storage of V and of
+// the products than with +-1, +-2 and their coefficients of 5 and 8). Frequency f = T i + j
 // of input channel item c lands in item f * C4 + c of the output, at position
 // ty * tiles_w + tx: T*T planes of C channels, so step 2 is T*T independent matrix
 // products (a grouped 1x1 convolution, groups = frequencies) and step 3
@@ -56,12 +59,15 @@ void transform(in vec4 d[T], out vec4 r[T])
     r[2] = d[2] - d[1];
     r[3] = d[1] - d[3];
 #else
-    r[0] = 4.f * d[0] - 5.f * d[2] + d[4];
-    r[1] = d[3] + d[4] - 4.f * (d[1] + d[2]);
-    r[2] = d[4] - d[3] + 4.f * (d[1] - d[2]);
-    r[3] = d[4] - d[2] + 2.f * (d[3] - d[1]);
-    r[4] = d[4] - d[2] + 2.f * (d[1] - d[3]);
-    r[5] = 4.f * d[1] - 5.f * d[3] + d[5];
+    const float r2 = 1.41421356237f;
+    const vec4 even1 = d[4] - 2.f * d[2], odd1 = r2 * (0.5f * d[3] - d[1]);
+    const vec4 even3 = d[4] - 0.5f * d[2], odd3 = r2 * (d[3] - 0.5f * d[1]);
+    r[0] = d[0] - 2.5f * d[2] + d[4];
+    r[1] = even1 + odd1;
+    r[2] = even1 - odd1;
+    r[3] = even3 + odd3;
+    r[4] = even3 - odd3;
+    r[5] = d[1] - 2.5f * d[3] + d[5];
 #endif
 }
 

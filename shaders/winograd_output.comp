@@ -5,11 +5,12 @@
 // output channel item o, T*T products M (T = F + 2; frequency f = T i + j in item
 // f * O4 + o, at position ty * tiles_w + tx); the FxF block of outputs is
 //
-//     Y = A^T M A,   F(2, 3): A^T = [ 1  1  1  0 ]     F(4, 3): A^T = [ 1  1  1  1  1  0 ]
-//                                   [ 0  1 -1 -1 ]                    [ 0  1 -1  2 -2  0 ]
-//                                                                     [ 0  1  1  4  4  0 ]
-//                                                                     [ 0  1 -1  8 -8  1 ]
+//     Y = A^T M A,   F(2, 3): A^T = [ 1  1  1  0 ]     F(4, 3): A^T = [ 1  1    1     1     1    0 ]
+//                                   [ 0  1 -1 -1 ]                    [ 0  r/2 -r/2   r    -r    0 ]
+//                                                                     [ 0  1/2  1/2   2     2    0 ]
+//                                                                     [ 0  r/4 -r/4  2r   -2r    1 ]
 //
+// (r = sqrt 2: the points 0, +-sqrt 2, +-1/sqrt 2, infinity, as winograd_input.comp)
 // then bias, the residual (a blob of the output's shape folded in by the planner) and the
 // activation, as every convolution epilogue. Rows/columns past the output (sizes that are
 // not multiples of F) are dropped. Pack4 in and out, one invocation per (tile, output item).
@@ -57,12 +58,13 @@ void transform(in vec4 m[T], out vec4 y[F])
     y[0] = m[0] + m[1] + m[2];
     y[1] = m[1] - m[2] - m[3];
 #else
+    const float r2 = 1.41421356237f;
     const vec4 sum12 = m[1] + m[2], dif12 = m[1] - m[2];
     const vec4 sum34 = m[3] + m[4], dif34 = m[3] - m[4];
     y[0] = m[0] + sum12 + sum34;
-    y[1] = dif12 + 2.f * dif34;
-    y[2] = sum12 + 4.f * sum34;
-    y[3] = dif12 + 8.f * dif34 + m[5];
+    y[1] = r2 * (0.5f * dif12 + dif34);
+    y[2] = 0.5f * sum12 + 2.f * sum34;
+    y[3] = r2 * (0.25f * dif12 + 2.f * dif34) + m[5];
 #endif
 }
 

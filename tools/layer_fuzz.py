@@ -27,7 +27,7 @@ import numpy as np
 
 from vkncnn.errors import Error as VkncnnError
 from vkncnn.testing import layer_param_text, param_entries, random_net_weights, rel_err, weights_bin
-from vkncnn.tools.layer_fuzz_discrete import TOLERANCE_FACTORS, base_path, device_profile
+from vkncnn.tools.layer_fuzz_discrete import base_path, device_profile
 from vkncnn.tools.layer_fuzz_known import known_ncnn_bug
 from vkncnn.tools.ncnn_worker import NcnnCrashed, NcnnWorker
 
@@ -137,9 +137,8 @@ def _extract(net, feed: dict, names: list) -> dict:
 
 def compare(case: Case, want: dict, got: dict, path: str) -> str:
     """'' when every output agrees within the path's tolerance, else what differs."""
-    factor = TOLERANCE_FACTORS.get(path, 1.0)
     path = base_path(path)
-    tol = (case.tol16 if path == "gpu16" else case.tol) * factor
+    tol = case.tol16 if path == "gpu16" else case.tol
     for name, w in want.items():
         g = got[name]
         if g.shape != w.shape:

@@ -30,11 +30,6 @@ PROFILES = {"gpuD": {"winograd": 0, "direct": None}, "gpuT": {"winograd": 1 << 6
             "gpuC": {"winograd": 1 << 62, "direct": 0, "tensor": 0},
             "gpuW": {"winograd": 0, "direct": None, "winograd_tile": 4}}
 
-# F(4, 3)'s transforms (coefficients up to 5 and 8) amplify fp16 storage's rounding of its
-# intermediates (gpu/winograd.py): measured on seed 79, up to 4.4% of a layer's largest
-# output against F(2, 3)'s 1%; its fp16 path is judged with 4x the usual tolerance
-TOLERANCE_FACTORS = {"gpuW16": 4.0}
-
 
 def base_path(path: str) -> str:
     """'cpu', 'gpu' or 'gpu16': the precision and device a path runs at."""

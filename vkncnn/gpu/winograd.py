@@ -24,8 +24,10 @@ F(4, 3) has a quarter of F(2, 3)'s tiles for 36/16 of the frequencies: 0.56x the
 products' work and of V's memory, which wins on large images; on small ones (VGG's 14x14
 conv5 layers: 16 tiles against 49) the products are too few tiles wide either way and
 F(2, 3) needs fewer of them (choose_tile). F(2, 3)'s transform coefficients are 0, +-1
-and +-1/2; F(4, 3)'s reach 5 (input) and 8 (output), so with fp16 storage its rounding
-is larger (ncnn's Vulkan winograd43 path makes the same trade).
+and +-1/2; F(4, 3)'s, on the points 0, +-sqrt 2, +-1/sqrt 2 and infinity that ncnn's
+Vulkan winograd43 path takes, reach 5/2 (input) and 2 sqrt 2 (output), so with fp16 storage
+its rounding is still larger (the points 0, +-1, +-2, with coefficients of 5 and 8, rounded
+4-5x more than ncnn's on fuzzed 96-channel layers).
 
 The transformed weights U = G g G^T are made and uploaded when a plan first takes the
 path for the layer (`winograd_product`), into the allocator that holds the layer's other
@@ -41,11 +43,12 @@ import numpy as np
 from .layer_pipelines import cached_pipeline, parallel_target, plane_local_size, storage_is_fp16
 from .vkmat import VkMat
 
-# the filter transforms G (T x 3) of F(2, 3) and F(4, 3) (Lavin & Gray): U = G g G^T
+# the filter transforms G (T x 3) of F(2, 3) (Lavin & Gray) and F(4, 3) (points 0, +-sqrt 2,
+# +-1/sqrt 2, infinity, as ncnn's Vulkan winograd43): U = G g G^T
 FILTER_TRANSFORMS = {
     2: np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]]),
-    4: np.array([[1 / 4, 0, 0], [-1 / 6, -1 / 6, -1 / 6], [-1 / 6, 1 / 6, -1 / 6],
-                 [1 / 24, 1 / 12, 1 / 6], [1 / 24, -1 / 12, 1 / 6], [0, 0, 1]]),
+    4: np.array([[1, 0, 0], [-2 / 3, -np.sqrt(2) / 3, -1 / 3], [-2 / 3, np.sqrt(2) / 3, -1 / 3],
+                 [1 / 6, np.sqrt(2) / 6, 1 / 3], [1 / 6, -np.sqrt(2) / 6, 1 / 3], [0, 0, 1]]),
 }
 WINOGRAD_MIN_MACS = 1 << 28
 PRODUCT_TILE = 64  # pixels (here: tiles) per workgroup of the products' kernel, as choose_tile counts
