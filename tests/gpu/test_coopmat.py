@@ -16,6 +16,7 @@ from vkncnn.gpu.conv import split_k, use_tensor_cores
 from vkncnn.gpu.gemm import gemm_on_tensor_cores
 from vkncnn.gpu.shader_registry import get_builtin_spirv
 from vkncnn.gpu.spirv_reflect import reflect
+from vkncnn.gpu.winograd import tensor_core_products
 from vkncnn.option import Option
 
 pytestmark = pytest.mark.gpu
@@ -62,6 +63,7 @@ def test_switch_and_small_products(monkeypatch):
     monkeypatch.setenv("VKNCNN_COOPMAT", "0")
     assert not use_tensor_cores(vkdev, 256, 3136, 1024)
     assert not gemm_on_tensor_cores(vkdev, 577, 3072, 768)
+    assert not tensor_core_products(vkdev, True, 256, 256)
     monkeypatch.delenv("VKNCNN_COOPMAT")
     assert not gemm_on_tensor_cores(vkdev, 8, 1 << 20, 1024)   # fewer than one 16-row fragment
     assert not gemm_on_tensor_cores(vkdev, 577, 3072, 16)      # one 16-deep step of k

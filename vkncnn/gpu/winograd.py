@@ -40,6 +40,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .gemm import tensor_core_device
 from .layer_pipelines import cached_pipeline, parallel_target, plane_local_size, storage_is_fp16
 from .vkmat import VkMat
 
@@ -149,11 +150,9 @@ def channels_last_products(vkdev, fp16: bool, inc: int, outc: int) -> bool:
 
 
 def tensor_core_products(vkdev, fp16: bool, inc: int, outc: int) -> bool:
-    """fp16 storage on a device that multiplies 16x16x16 fp16 tiles with 32-wide subgroups,
+    """fp16 storage on a tensor-core device (gemm.tensor_core_device, VKNCNN_COOPMAT=0 included),
     and channel counts that are multiples of 16 (whole fragments)."""
-    info = vkdev.info
-    return (fp16 and inc % 16 == 0 and outc % 16 == 0 and info.support_cooperative_matrix_16x16x16_fp16()
-            and info.subgroup_size() == 32)
+    return fp16 and inc % 16 == 0 and outc % 16 == 0 and tensor_core_device(vkdev)
 
 
 def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f: int) -> VkMat:
