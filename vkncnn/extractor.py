@@ -5,9 +5,20 @@ producer, whose missing inputs run their producers, and so on back to the net's
 inputs. The walk is iterative, so a 1000-layer decoder never hits Python's
 recursion limit. In light mode a blob is dropped once every layer that consumes
 it has run; extracting it later recomputes it.
+
+An extractor computes each blob once. input() after extract() replaces that input for
+what is computed from then on; blobs computed already (the extracted ones among them)
+keep the values they had, on both paths, as in ncnn: use a new extractor for new inputs.
+
+Lifetime: nothing of the GPU path refers back to the extractor, so a dropped extractor is
+freed by reference counting where it is dropped; its finalizer only queues the return of
+its GPU plans to the net (vkncnn/gpu/lifetime.py says why finalizers take no locks).
+clear(), `with` and plain dropping all hand the plans back, each exactly once.
 """
 
 from __future__ import annotations
+
+import sys
 
 import numpy as np
 
@@ -16,13 +27,73 @@ from .errors import BlobNotFoundError, Error, LayerError
 from .mat import Mat
 
 
+def run_deferred_releases() -> None:
+    """Run the GPU releases that finalizers queued (a safe point: no vkncnn lock is held)."""
+    lifetime = sys.modules.get("vkncnn.gpu.lifetime")  # never started without the GPU path
+    if lifetime is not None:
+        lifetime.run_deferred()
+
+
+def defer_gpu_release(release, *args) -> None:
+    """From a finalizer: queue a GPU release for the next safe point (no import, no lock)."""
+    try:
+        lifetime = sys.modules.get("vkncnn.gpu.lifetime")
+        if lifetime is not None:
+            lifetime.defer(release, *args)
+    except Exception:  # the interpreter is tearing modules down: the OS reclaims everything
+        pass
+
+
+def schedule_for(net, target: int, available) -> list[int]:
+    """Layers to run for `target`, dependencies first: an iterative post-order walk.
+
+    `available(blob)` says whether a blob exists already; a net input that is not there
+    is an error naming it.
+    """
+    layers, blobs = net._layers, net._blobs
+    order: list[int] = []
+    visited: set[int] = set()
+    if available(target):
+        return order
+    stack: list[tuple[int, int, bool]] = [(blobs[target].producer, target, False)]
+    while stack:
+        li, wanted, expanded = stack.pop()
+        if li < 0:
+            continue
+        if expanded:
+            order.append(li)
+            continue
+        if li in visited:
+            continue
+        visited.add(li)
+        layer = layers[li]
+        if layer.type == "Input" and not layer.bottoms:
+            name = blobs[wanted].name
+            raise Error(f"blob {name!r} is a net input but was not given: call input({name!r}, mat) first")
+        stack.append((li, wanted, True))
+        for bi in reversed(layer.bottoms):
+            if not available(bi):
+                stack.append((blobs[bi].producer, bi, False))
+    return order
+
+
 class Extractor:
     def __init__(self, net) -> None:
         self.net = net
-        self.opt = net.opt.copy()
+        self._opt = net.opt.copy()
         self._blobs: dict[int, np.ndarray] = {}
         self._pending_consumers: dict[int, int] = {}
         self._gpu = None  # per-extractor GPU state, made on first GPU extract
+
+    @property
+    def opt(self):
+        return self._opt
+
+    @opt.setter
+    def opt(self, opt) -> None:
+        self._opt = opt
+        if self._gpu is not None:
+            self._gpu.opt = opt
 
     # -- context manager and options ------------------------------------------------------
     def __enter__(self) -> Extractor:
@@ -32,18 +103,18 @@ class Extractor:
         self.clear()
 
     def clear(self) -> None:
+        run_deferred_releases()
         self._blobs.clear()
         self._pending_consumers.clear()
-        if self._gpu is not None:
-            self._gpu.release()
-            self._gpu = None
+        state, self._gpu = self._gpu, None
+        if state is not None:
+            state.release()
 
     def __del__(self) -> None:
-        # an extractor dropped without clear() still hands its GPU plans back to the net
-        try:
-            self.clear()
-        except Exception:
-            pass
+        # dropped without clear(): the plans go back to the net at the next safe point
+        state = getattr(self, "_gpu", None)
+        if state is not None:
+            defer_gpu_release(state.release)
 
     def set_light_mode(self, enable: bool) -> None:
         self.opt.lightmode = bool(enable)
@@ -106,13 +177,15 @@ class Extractor:
         if len(args) > 1 or type not in (0, 1) or (args and int(args[0]) not in (0, 1)):
             raise Error(f"extract(): unexpected arguments {args!r}, type={type!r} (type is 0 or 1)")
         index = self._resolve(blob)
+        run_deferred_releases()
         self.net._prepare()
-        if self._use_gpu():
-            data = self._gpu_state().extract(index)
-        else:
-            data = self._forward_cpu(index)
-        # C order: kernels may leave a blob channels-last in memory (vkncnn/channels_last.py)
-        result = Mat.from_array(np.array(data, dtype=np.float32, copy=True, order="C"))
+        data = self._blobs.get(index)
+        if data is None:  # computed once per extractor, whichever path computes it
+            data = self._gpu_state().extract(index) if self._use_gpu() else self._forward_cpu(index)
+            # C order: kernels may leave a blob channels-last in memory (vkncnn/channels_last.py);
+            # a copy: the GPU path's download buffer is the plan's, refilled at its next replay
+            data = self._blobs[index] = np.array(data, dtype=np.float32, copy=True, order="C")
+        result = Mat.from_array(data.copy())
         if out_mat is not None:
             out_mat._set(result._data, result.dims)
             return 0
@@ -124,12 +197,8 @@ class Extractor:
 
     def _gpu_state(self):
         if self._gpu is None:
-            self._gpu = self.net.gpu.new_extractor_state(self)
+            self._gpu = self.net.gpu.new_extractor_state(self._blobs, self._opt)
         return self._gpu
-
-    def _missing_input(self, index: int) -> Error:
-        name = self.net._blobs[index].name
-        return Error(f"blob {name!r} is a net input but was not given: call input({name!r}, mat) first")
 
     def _forward_cpu(self, target: int) -> np.ndarray:
         """Run, in dependency order, every layer the target blob needs and does not have yet."""
@@ -139,36 +208,8 @@ class Extractor:
             self._run_layer_cpu(li)
         return self._blobs[target]
 
-    def _schedule(self, target: int, available=None) -> list[int]:
-        """Producers to run, dependencies first: an iterative post-order walk.
-
-        `available(blob)` says whether a blob exists already (default: on the host).
-        """
-        net = self.net
-        have = available or (lambda bi: bi in self._blobs)
-        order: list[int] = []
-        visited: set[int] = set()
-        if have(target):
-            return order
-        stack: list[tuple[int, int, bool]] = [(net._blobs[target].producer, target, False)]
-        while stack:
-            li, wanted, expanded = stack.pop()
-            if li < 0:
-                continue
-            if expanded:
-                order.append(li)
-                continue
-            if li in visited:
-                continue
-            visited.add(li)
-            layer = net._layers[li]
-            if layer.type == "Input" and not layer.bottoms:
-                raise self._missing_input(wanted)
-            stack.append((li, wanted, True))
-            for bi in reversed(layer.bottoms):
-                if not have(bi):
-                    stack.append((net._blobs[bi].producer, bi, False))
-        return order
+    def _schedule(self, target: int) -> list[int]:
+        return schedule_for(self.net, target, available=lambda bi: bi in self._blobs)
 
     def _run_layer_cpu(self, li: int) -> None:
         net = self.net

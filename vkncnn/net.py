@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .channels_last import plan_channels_last
 from .errors import Error, GraphError, LayerError, ParamError, UnknownLayerError, WeightError
+from .extractor import Extractor, defer_gpu_release, run_deferred_releases
 from .format.datareader import DataReader, DataReaderFromEmpty, as_reader
 from .format.graph_spec import GraphSpec, LayerSpec
 from .format.modelbin import ModelBin, ModelBinFromDataReader
@@ -257,9 +258,10 @@ class Net:
         self.gpu = bind_net(self)
 
     def _release_gpu(self) -> None:
-        if self.gpu is not None:
-            self.gpu.release(self._layers)
-            self.gpu = None
+        run_deferred_releases()
+        gpu, self.gpu = self.gpu, None
+        if gpu is not None:
+            gpu.release(self._layers)
 
     # -- introspection, as pyncnn -----------------------------------------------------
     def input_indexes(self) -> list[int]:
@@ -288,7 +290,7 @@ class Net:
         self._reset_graph()
 
     def create_extractor(self):
-        from .extractor import Extractor
+        run_deferred_releases()
         if not self._layers:
             raise Error("create_extractor() before load_param(): the net has no layers")
         return Extractor(self)
@@ -304,10 +306,9 @@ class Net:
             return {name: ex.extract(name)[1].numpy() for name in names}
 
     def __del__(self) -> None:
-        try:
-            self._release_gpu()
-        except Exception:
-            pass
+        gpu = getattr(self, "gpu", None)
+        if gpu is not None:  # no locks in a finalizer (vkncnn/gpu/lifetime.py): queued instead
+            defer_gpu_release(gpu.release, self._layers)
 
 
 _warned: set[str] = set()

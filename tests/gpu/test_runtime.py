@@ -7,6 +7,7 @@ test_validation_clean runs a full scenario under validation in a subprocess eith
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -29,6 +30,7 @@ from vkncnn.gpu.barriers import (
     BarrierTracker,
 )
 from vkncnn.gpu.command import HostSlot, ReplanNeeded, VkCompute, VkTransfer
+from vkncnn.gpu.lifetime import run_deferred
 from vkncnn.gpu.packing import convert_packing
 from vkncnn.gpu.pipeline import Pipeline
 from vkncnn.gpu.run_shader import run_shader
@@ -776,6 +778,8 @@ def test_destroy_instance_while_objects_live():
     new_dev = instance.get_gpu_device()  # a fresh instance starts on demand
     assert new_dev is not dev and new_dev.info.device_name()
 
+    gc.collect()
+    run_deferred()  # objects earlier code dropped let go of the device at a safe point
     cmd.release()
     a.release()
     assert not dev.destroyed  # b still holds a buffer

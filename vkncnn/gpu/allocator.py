@@ -17,7 +17,6 @@ naming the size, before Vulkan is asked (the validation layer would flag it othe
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import threading
 import weakref
@@ -146,7 +145,9 @@ def _count_live(delta: int) -> None:
 
 
 def live_device_bytes() -> int:
-    """Bytes of device memory vkncnn holds right now, all allocators together (leak tests)."""
+    """Bytes of device memory vkncnn holds right now, all allocators together (leak tests),
+    once the releases that finalizers queued have run."""
+    lifetime.run_deferred()
     return _live_bytes
 
 
@@ -287,11 +288,14 @@ class VkAllocator:
             self._drop_device_ref(bm)
 
     def __del__(self) -> None:
-        if lifetime.shutting_down:
-            return
-        with contextlib.suppress(Exception):  # a finalizer must never raise
-            if not self.vkdev.destroyed:
-                self.free_all()
+        try:  # queued, not run: no locks in a finalizer (lifetime.py)
+            lifetime.defer(self._free_if_device_lives)
+        except Exception:  # modules already torn down at interpreter exit
+            pass
+
+    def _free_if_device_lives(self) -> None:
+        if not self.vkdev.destroyed:
+            self.free_all()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} held={_human(self._bytes_held)} in_use={_human(self._bytes_in_use)}>"

@@ -24,7 +24,6 @@ to the caller; release() frees the command buffers, descriptor pools and staging
 
 from __future__ import annotations
 
-import contextlib
 from types import SimpleNamespace
 
 import numpy as np
@@ -43,6 +42,7 @@ from .barriers import (
     BarrierTracker,
 )
 from .descriptors import DescriptorArena
+from .device import FenceTimeout, fence_timeout_s
 from .vk import check, vk
 from .vkmat import VkMat, pack_into, storage_dtype, unpack
 
@@ -118,6 +118,8 @@ class VkCompute:
         fence = ffi.new("VkFence*")
         check(lib.vkCreateFence(vkdev.handle, fence_info, ffi.NULL, fence), "vkCreateFence")
         self._fence = fence[0]
+        self._executing = False
+        self.abandoned = False  # release() found its work still running: buffers it used must stay
         self._steps: list = []
         self._segment: _GpuSegment | None = None
         self._next = 0                       # first step not run yet
@@ -424,7 +426,11 @@ class VkCompute:
         for action in step.pre:
             action()
         if step.commands:
-            self.vkdev.submit_and_wait(step.cmdbuf, self._fence)
+            try:
+                self.vkdev.submit_and_wait(step.cmdbuf, self._fence)
+            except FenceTimeout:
+                self._executing = True  # release() must not free what the GPU may still run
+                raise
         for action in step.post:
             action()
 
@@ -454,6 +460,10 @@ class VkCompute:
         self._released = True
         ffi, lib = vk.ffi, vk.lib
         dev = self.vkdev.handle
+        if self._executing and not self._finished_after_timeout():
+            self.abandoned = True  # still running after a timeout: leaking is safe, freeing is not
+            lifetime.keep_forever(self)  # its staging and descriptor memory with it
+            return
         self._segment = None
         self._steps.clear()
         lib.vkDestroyCommandPool(dev, self._pool, ffi.NULL)  # frees its command buffers
@@ -482,11 +492,18 @@ class VkCompute:
             allocator.fastFree(bm)
         self._staging.clear()
 
+    def _finished_after_timeout(self) -> bool:
+        """Wait once more, bounded, for work whose submit timed out."""
+        fences = vk.ffi.new("VkFence[]", [self._fence])
+        result = vk.lib.vkWaitForFences(self.vkdev.handle, 1, fences, 1, int(fence_timeout_s() * 1e9))
+        return result == vk.VK_SUCCESS
+
     def __del__(self) -> None:
-        if lifetime.shutting_down or getattr(self, "_released", True):
-            return
-        with contextlib.suppress(Exception):  # a finalizer must never raise
-            self.release()
+        if not getattr(self, "_released", True):
+            try:  # queued, not run: no locks in a finalizer (lifetime.py)
+                lifetime.defer(self.release)
+            except Exception:  # modules already torn down at interpreter exit
+                pass
 
 
 class VkTransfer(VkCompute):

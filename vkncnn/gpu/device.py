@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import threading
 import time
 import weakref
 
 from ..errors import GpuError
+from . import lifetime
 from .gpu_info import TYPE_CPU, GpuInfo
 from .lifetime import RefCounted
 from .vk import check, cstrings, vk
@@ -126,6 +128,7 @@ class VulkanDevice(RefCounted):
         return self.handle
 
     def check_alive(self, what: str) -> None:
+        lifetime.check_not_forked(what)
         if self.retired or self.destroyed:
             raise GpuError(f"{what}: the GPU instance was destroyed (destroy_gpu_instance()); "
                            "create new objects after the instance is started again")
@@ -215,11 +218,18 @@ class VulkanDevice(RefCounted):
         submit = ffi.new("VkSubmitInfo*", {"sType": vk.VK_STRUCTURE_TYPE_SUBMIT_INFO,
                                             "commandBufferCount": 1, "pCommandBuffers": cmdbufs})
         fences = ffi.new("VkFence[]", [fence])
+        lifetime.check_not_forked("submitting GPU work")
         with self.queue_lock:
             check(lib.vkQueueSubmit(self.queue, 1, submit, fence), "vkQueueSubmit")
         if self._spin_wait:
             self._spin_until_signaled(fence)
-        check(lib.vkWaitForFences(self.handle, 1, fences, 1, 2**64 - 1), "vkWaitForFences")
+        timeout_s = fence_timeout_s()
+        result = lib.vkWaitForFences(self.handle, 1, fences, 1, int(timeout_s * 1e9))
+        if result == vk.VK_TIMEOUT:
+            raise FenceTimeout(f"the GPU did not finish a submitted command buffer within {timeout_s:g} s "
+                           f"on '{self.info.device_name()}' (a hung or overloaded device; "
+                           "VKNCNN_FENCE_TIMEOUT_S sets the limit)")
+        check(result, "vkWaitForFences")
         check(lib.vkResetFences(self.handle, 1, fences), "vkResetFences")
 
     SPIN_WAIT_S = 0.01
@@ -280,3 +290,24 @@ class VulkanDevice(RefCounted):
     def __repr__(self) -> str:
         state = "destroyed" if self.destroyed else "retired" if self.retired else "live"
         return f"<VulkanDevice {self.index} '{self.info.device_name()}' {state}>"
+
+
+class FenceTimeout(GpuError):
+    """A submit did not finish in time; its command buffer may still be executing."""
+
+
+DEFAULT_FENCE_TIMEOUT_S = 600.0
+
+
+def fence_timeout_s() -> float:
+    """How long one submit may run before it is reported as hung.
+
+    Generous on purpose: one command buffer of a large model on a CPU device (lavapipe)
+    takes seconds, and a wrong timeout would turn slow work into an error.
+    """
+    value = os.environ.get("VKNCNN_FENCE_TIMEOUT_S", "")
+    try:
+        seconds = float(value) if value else DEFAULT_FENCE_TIMEOUT_S
+    except ValueError:
+        seconds = DEFAULT_FENCE_TIMEOUT_S
+    return seconds if seconds > 0 else DEFAULT_FENCE_TIMEOUT_S

@@ -25,6 +25,7 @@ import sys
 import tempfile
 
 from ..errors import GpuError
+from . import lifetime
 from .gpu_info import GpuInfo
 from .lifetime import RefCounted
 from .lifetime import lock as _lock  # shared with the devices' reference counts
@@ -172,11 +173,13 @@ def create_gpu_instance(driver_path: str | None = None) -> int:
     system's drivers (e.g. lavapipe's lvp_icd.x86_64.json).
     """
     global _instance, _last_error
+    lifetime.check_not_forked("create_gpu_instance()")
     with _lock:
         if _instance is not None:
             return 0
         try:
             _instance = GpuInstance(driver_path)
+            lifetime.vulkan_started = True
         except GpuError as e:
             _last_error = str(e)
             raise
@@ -195,6 +198,7 @@ def destroy_gpu_instance() -> None:
 
 def current_instance() -> GpuInstance:
     """The running instance, started on first use (GpuError if Vulkan is unavailable)."""
+    lifetime.check_not_forked("Vulkan")
     with _lock:
         if _instance is None:
             create_gpu_instance()

@@ -17,12 +17,15 @@ and a device exists) and prepares its layers for it. Each Extractor then gets a
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
 from ..errors import Error, GpuError, LayerError
+from ..extractor import schedule_for
+from . import lifetime
 from .fusion import plan_fusions
 
 MAX_PLANS_PER_NET = 8
@@ -34,6 +37,7 @@ def bind_net(net):
 
     try:
         from . import instance
+        lifetime.check_not_forked("Vulkan")
         count = instance.get_gpu_count()
     except (GpuError, ImportError, OSError) as e:
         warn_once(f"vkncnn: Vulkan unavailable ({e}); running on the CPU (numpy) path")
@@ -74,13 +78,22 @@ DISPATCHES_PER_LAYER = 8
 
 
 class NetGpu:
-    """Per-Net GPU state: the device, uploaded weights and the cache of recorded plans."""
+    """Per-Net GPU state: the device, uploaded weights and the cache of recorded plans.
+
+    A plan is either idle in the cache or lent to one extractor. Lent plans are held here
+    too (`_lent`), so a plan never becomes garbage while an extractor uses it, whatever
+    order the collector finalizes a dropped extractor in; `return_plans` takes each lent
+    plan back exactly once.
+    """
 
     def __init__(self, net, vkdev) -> None:
         self.net = net
         self.vkdev = vkdev
         self.weight_allocator = None
-        self._plans: OrderedDict = OrderedDict()
+        self._idle: OrderedDict = OrderedDict()  # key -> idle plans, least recently used first
+        self._idle_count = 0
+        self._lent: set = set()
+        self._released = False
         self._plans_lock = threading.Lock()
         self.plans_recorded = 0  # counters: tests and the bench read them
         self.plans_replayed = 0
@@ -109,53 +122,101 @@ class NetGpu:
             cmd.submit_and_wait()
             self.vkdev.save_pipeline_cache()
         finally:
-            release = getattr(cmd, "release", None)
-            if release is not None:
-                release()
+            cmd.release()
+            if cmd.abandoned:  # a timed-out upload may still be writing into the weights
+                lifetime.keep_forever(self.weight_allocator)
 
     # -- plans ------------------------------------------------------------------------
     def checkout_plan(self, key):
+        """Lend an idle plan recorded for `key`, or None. Several threads running the same
+        shapes each get a plan of their own: the cache holds more than one per key."""
         with self._plans_lock:
-            plan = self._plans.get(key)
-            if plan is None or plan.in_use:
+            idle = self._idle.get(key)
+            if not idle or self._released:
                 return None
+            plan = idle.pop()
+            if idle:
+                self._idle.move_to_end(key)
+            else:
+                del self._idle[key]
+            self._idle_count -= 1
             plan.in_use = True
-            self._plans.move_to_end(key)
+            self._lent.add(plan)
             return plan
 
-    def checkin_plan(self, plan) -> None:
+    def lend_new_plan(self, plan) -> None:
+        """A plan just recorded for an extractor: lent from the start, cached when returned."""
         with self._plans_lock:
-            plan.in_use = False
-            if plan.key not in self._plans and plan.cacheable:
-                self._plans[plan.key] = plan
-                while len(self._plans) > MAX_PLANS_PER_NET:
-                    evicted = next((k for k, p in self._plans.items() if not p.in_use), None)
-                    if evicted is None:
-                        break
-                    self._plans.pop(evicted).release()
-            elif plan.key not in self._plans or self._plans[plan.key] is not plan:
-                plan.release()
+            plan.in_use = True
+            self._lent.add(plan)
+
+    def count_replay(self) -> None:
+        with self._plans_lock:
+            self.plans_replayed += 1
+
+    def count_record(self) -> None:
+        with self._plans_lock:
+            self.plans_recorded += 1
+
+    def return_plans(self, plans) -> None:
+        """Take lent plans back (each once; a second return is a no-op) into the cache."""
+        doomed = []
+        with self._plans_lock:
+            for plan in plans:
+                if plan not in self._lent:
+                    continue
+                self._lent.discard(plan)
+                plan.in_use = False
+                if self._released or not plan.cacheable:
+                    doomed.append(plan)
+                    continue
+                self._idle.setdefault(plan.key, []).append(plan)
+                self._idle.move_to_end(plan.key)
+                self._idle_count += 1
+                while self._idle_count > MAX_PLANS_PER_NET:  # least recently used key first
+                    oldest = next(iter(self._idle))
+                    idle = self._idle[oldest]
+                    doomed.append(idle.pop(0))
+                    if not idle:
+                        del self._idle[oldest]
+                    self._idle_count -= 1
+        for plan in doomed:  # outside the lock: freeing takes the device's and allocators' locks
+            plan.release()
+
+    def checkin_plan(self, plan) -> None:
+        self.return_plans([plan])
+
+    def _take_idle(self) -> list:
+        """Empty the cache (caller holds the lock); the plans are the caller's to release."""
+        taken = [plan for idle in self._idle.values() for plan in idle]
+        self._idle.clear()
+        self._idle_count = 0
+        return taken
 
     def bytes_held(self) -> int:
-        """Device memory held for this net: weights plus every cached plan's buffers."""
+        """Device memory held for this net: weights plus every cached or lent plan's buffers."""
         with self._plans_lock:
-            held = sum(p.allocator.bytes_held for p in self._plans.values())
+            plans = [plan for idle in self._idle.values() for plan in idle] + list(self._lent)
+            held = sum(p.allocator.bytes_held for p in plans)
         return held + (self.weight_allocator.bytes_held if self.weight_allocator is not None else 0)
 
-    def new_extractor_state(self, extractor) -> GpuExtractorState:
-        return GpuExtractorState(self, extractor)
+    def new_extractor_state(self, blobs: dict, opt) -> GpuExtractorState:
+        return GpuExtractorState(self, blobs, opt)
 
     def release_plans(self) -> None:
         """Drop every cached plan not in use (the next extracts record afresh)."""
         with self._plans_lock:
-            for key in [k for k, p in self._plans.items() if not p.in_use]:
-                self._plans.pop(key).release()
+            doomed = self._take_idle()
+        for plan in doomed:
+            plan.release()
 
     def release(self, layers) -> None:
+        """Free the net's GPU state. Plans lent to live extractors are freed when returned."""
         with self._plans_lock:
-            for plan in self._plans.values():
-                plan.release()
-            self._plans.clear()
+            self._released = True
+            doomed = self._take_idle()
+        for plan in doomed:
+            plan.release()
         for layer in layers:
             if self.gpu_layer(layer):
                 try:
@@ -172,7 +233,10 @@ class NetGpu:
 class Plan:
     """One recorded extract: its VkCompute, input slots, downloads and the blobs it made."""
 
+    _serials = itertools.count()  # never reused, unlike id(): later plans' keys name earlier ones
+
     def __init__(self, key, cmd, allocator) -> None:
+        self.serial = next(Plan._serials)
         self.key = key
         self.cmd = cmd
         self.allocator = allocator
@@ -181,12 +245,19 @@ class Plan:
         self.device_blobs: dict[int, object] = {}
         self.in_use = True
         self.cacheable = True
+        self.released = False
         self.timer = None  # a LayerTimer when the net is profiled
 
     def release(self) -> None:
         """Free the plan's command buffers and every buffer it made, in use or pooled:
         once a plan is dropped nothing can read its blobs any more."""
+        if self.released:
+            return
+        self.released = True
         self.cmd.release()
+        if self.cmd.abandoned:
+            lifetime.keep_forever(self.allocator)  # the GPU may still be using the plan's buffers
+            return
         if self.timer is not None:
             self.timer.destroy()
         self.allocator.free_all()
@@ -194,53 +265,63 @@ class Plan:
 
 
 class GpuExtractorState:
-    """What one Extractor holds on the GPU: the plans it has checked out and their blobs."""
+    """What one Extractor holds on the GPU: the plans lent to it and their device blobs.
 
-    def __init__(self, netgpu: NetGpu, extractor) -> None:
+    It shares the extractor's host blobs and options but holds no reference to the
+    extractor itself: dropping an extractor frees it by reference counting, at once, and
+    its finalizer can hand this state's plans back to the net.
+    """
+
+    def __init__(self, netgpu: NetGpu, blobs: dict, opt) -> None:
         self.netgpu = netgpu
-        self.ex = extractor
+        self.blobs = blobs  # the extractor's host blobs (inputs, results), shared, not copied
+        self.opt = opt
         self.plans: list[Plan] = []
         self.device_blobs: dict[int, object] = {}
 
     def forget(self, blob_index: int) -> None:
-        """A new input replaces this blob: everything computed on the device is stale."""
-        self.release()
+        """A new input replaces this blob: its device copy is stale (blobs computed from it
+        stay, as an ncnn extractor keeps what it computed)."""
+        self.device_blobs.pop(blob_index, None)
 
     def release(self) -> None:
-        for plan in self.plans:
-            self.netgpu.checkin_plan(plan)
-        self.plans.clear()
-        self.device_blobs.clear()
+        plans, self.plans = self.plans, []
+        self.device_blobs = {}
+        self.netgpu.return_plans(plans)
 
     # -- extract ----------------------------------------------------------------------------
     def _key(self, target: int):
         """What a recorded plan depends on: the target, the input shapes, and the earlier
-        plans of this extractor whose device blobs it reads (by identity: their buffers)."""
-        host = tuple(sorted((bi, a.shape, a.dtype.str) for bi, a in self.ex._blobs.items()))
-        earlier = tuple(id(plan) for plan in self.plans)
-        return (target, host, earlier, self._opt_key())
+        plans of this extractor whose device blobs it reads (by serial: their buffers)."""
+        host = tuple(sorted((bi, a.shape, a.dtype.str) for bi, a in self.blobs.items()))
+        earlier = tuple(plan.serial for plan in self.plans)
+        return (target, host, earlier, tuple(sorted(self.device_blobs)), self._opt_key())
 
     def _opt_key(self):
-        o = self.ex.opt
+        o = self.opt
         return (o.use_fp16_storage, o.use_packing_layout, o.lightmode)
 
     def extract(self, target: int) -> np.ndarray:
-        if target in self.ex._blobs:
-            return self.ex._blobs[target]
+        if target in self.blobs:
+            return self.blobs[target]
         key = self._key(target)
         plan = self.netgpu.checkout_plan(key)
         if plan is not None:
             from .command import ReplanNeeded
             try:
                 self._replay(plan)
-                self.netgpu.plans_replayed += 1
+                self.netgpu.count_replay()
             except ReplanNeeded:
                 plan.cacheable = False
-                self.netgpu.checkin_plan(plan)
+                self.netgpu.return_plans([plan])
                 plan = None
+            except BaseException:
+                plan.cacheable = False  # stopped part way: its blobs are not to be trusted
+                self.netgpu.return_plans([plan])
+                raise
         if plan is None:
             plan = self._record(key, target)
-            self.netgpu.plans_recorded += 1
+            self.netgpu.count_record()
         self.plans.append(plan)
         self.device_blobs.update(plan.device_blobs)
         if plan.timer is not None:
@@ -253,21 +334,33 @@ class GpuExtractorState:
 
     def _replay(self, plan: Plan) -> None:
         for bi, slot in plan.input_slots.items():
-            slot.array = self.ex._blobs[bi]
+            slot.array = self.blobs[bi]
         plan.cmd.replay()
 
     def _record(self, key, target: int) -> Plan:
         from .allocator import VkBlobAllocator
-        from .command import HostSlot, VkCompute
+        from .command import VkCompute
+
+        vkdev = self.netgpu.vkdev
+        plan = Plan(key, VkCompute(vkdev), VkBlobAllocator(vkdev))
+        self.netgpu.lend_new_plan(plan)
+        try:
+            self._record_into(plan, target)
+        except BaseException:
+            plan.cacheable = False  # half recorded: freed on return, never cached
+            self.netgpu.return_plans([plan])
+            raise
+        return plan
+
+    def _record_into(self, plan: Plan, target: int) -> None:
+        from .command import HostSlot
 
         net, vkdev = self.netgpu.net, self.netgpu.vkdev
-        allocator = VkBlobAllocator(vkdev)
-        cmd = VkCompute(vkdev)
-        plan = Plan(key, cmd, allocator)
-        opt = self.ex.opt.copy()
+        cmd, allocator = plan.cmd, plan.allocator
+        opt = self.opt.copy()
         opt.blob_vkallocator = opt.workspace_vkallocator = allocator
         device = dict(self.device_blobs)  # VkMats from earlier plans: read, never released
-        host = dict(self.ex._blobs)        # arrays (inputs, or CPU-layer outputs via slots)
+        host = dict(self.blobs)        # arrays (inputs, or CPU-layer outputs via slots)
         host_slots: dict[int, HostSlot] = {}
         owned: set[int] = set()
         pending = {}
@@ -277,7 +370,7 @@ class GpuExtractorState:
             slot = host_slots.get(bi)
             if slot is None:
                 slot = host_slots[bi] = HostSlot(host[bi])
-                if bi in self.ex._blobs:
+                if bi in self.blobs:
                     plan.input_slots[bi] = slot
             return slot
 
@@ -299,7 +392,7 @@ class GpuExtractorState:
             d = cmd.record_download(device[bi], opt)
             return lambda: d.array
 
-        schedule = self.ex._schedule(target, available=lambda bi: bi in device or bi in host)
+        schedule = schedule_for(net, target, available=lambda bi: bi in device or bi in host)
         fusions = plan_fusions(net, schedule, target, self.netgpu.gpu_layer)
         by_dispatch = self.netgpu.profile == "dispatches"
         if self.netgpu.profile:
@@ -333,7 +426,7 @@ class GpuExtractorState:
                 if plan.timer is not None and not by_dispatch:
                     plan.timer.mark(cmd, f"{layer.type} {layer.name}")
             else:
-                self._record_cpu_layer(layer, cmd, on_host, host, host_slots)
+                self._record_cpu_layer(layer, cmd, opt, on_host, host, host_slots)
             if opt.lightmode:
                 self._release_consumed(li, device, owned, pending, target)
         if target in device:
@@ -343,7 +436,6 @@ class GpuExtractorState:
         if plan.download is None:  # the target came out of a host (CPU) step
             plan.download = _SlotView(host_slots[target])
         plan.device_blobs = {bi: v for bi, v in device.items() if bi in owned}
-        return plan
 
     def _record_gpu_layer(self, li, layer, bottoms, cmd, opt, fusions, on_device, host, device) -> list:
         """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
@@ -357,17 +449,17 @@ class GpuExtractorState:
             return layer.forward_gpu(bottoms, cmd, opt, activation=layers[fusions.activation[li]].activation_spec())
         return layer.forward_gpu(bottoms, cmd, opt)
 
-    def _record_cpu_layer(self, layer, cmd, on_host, host, host_slots) -> None:
+    @staticmethod
+    def _record_cpu_layer(layer, cmd, opt, on_host, host, host_slots) -> None:
         from .command import HostSlot
 
         getters = [on_host(bi) for bi in layer.bottoms]
         out_slots = [HostSlot(None) for _ in layer.tops]
-        ex = self.ex
 
-        def run() -> None:
+        def run() -> None:  # holds the plan's own options, nothing of the extractor
             bottoms = [g() for g in getters]
             try:
-                tops = layer.forward_cpu(bottoms, ex.opt)
+                tops = layer.forward_cpu(bottoms, opt)
             except Error as e:
                 raise type(e)(f"layer {layer.name!r} ({layer.type}): {e}") from None
             except Exception as e:

@@ -16,7 +16,6 @@ which is what `pack_into` / `unpack` below rely on.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 
 import numpy as np
@@ -148,10 +147,11 @@ class VkMat:
                 self.allocator.fastFree(bm)
 
     def __del__(self) -> None:
-        if self.data is None or lifetime.shutting_down:
-            return
-        with contextlib.suppress(Exception):  # a finalizer must never raise
-            self.release()
+        if self.data is not None:
+            try:  # queued, not run: no locks in a finalizer (lifetime.py)
+                lifetime.defer(self.release)
+            except Exception:  # modules already torn down at interpreter exit
+                pass
 
     def __repr__(self) -> str:
         shape = "x".join(str(s) for s in self.numpy_shape())
