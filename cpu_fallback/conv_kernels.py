@@ -93,6 +93,16 @@ class ConvKernel:
                 return self._pointwise_padded(x, pads, pad_value)
             return self._im2col_gemm(x, pads, pad_value, oh, ow, channels_last)
 
+    def column_count(self, c: int, oh: int, ow: int) -> int:
+        """Values of the im2col matrix __call__ builds for this geometry (0 on the depthwise,
+        Winograd and 1x1 paths, which build none): a caller checks it before the call."""
+        kh, kw = self.kernel_hw
+        if self.taps is not None or kh * kw == 1:
+            return 0
+        if self.winograd_able and winograd_tile(c, self.outc, oh, ow):
+            return 0
+        return c * kh * kw * oh * ow
+
     def _winograd_weight(self, m: int) -> np.ndarray:
         u = self._winograd_weights.get(m)
         if u is None:

@@ -188,3 +188,17 @@ def test_stream_reader_with_pyncnn_style_read():
     net.load_param(Reader(b"7767517\n2 2\nInput in 0 1 x\nBias b 1 1 x y 0=2\n"))
     net.load_model(Reader(np.array([5, 6], np.float32).tobytes()))
     assert net.run({"x": np.zeros((2, 1, 1), np.float32)})["y"].ravel().tolist() == [5, 6]
+
+
+def test_streamed_parse_matches_in_memory_parse(monkeypatch):
+    """Reading a .param a few bytes at a time (lines, CRLFs and UTF-8 cut anywhere) parses
+    exactly as the whole text does."""
+    from vkncnn.format import param_text
+    monkeypatch.setattr(param_text, "READ_CHUNK", 7)
+    texts = [path.read_text() for path in sorted(BENCHMARK_DIR.rglob("*.param"))[:6]]
+    texts.append("7767517\r\n2 2\r\nInput in 0 1 x 6=\"é ü\"\r\nBias b 1 1 x y 0=3\r\n")
+    for text in texts:
+        whole = parse_param_text(text, "t")
+        streamed = param_text.parse_param_reader(vkncnn.DataReaderFromMemory(text.encode()), "t", 1 << 30)
+        assert [(s.type, s.name, s.bottoms, s.tops, s.line, repr(s.params)) for s in streamed.layers] == \
+               [(s.type, s.name, s.bottoms, s.tops, s.line, repr(s.params)) for s in whole.layers]

@@ -19,6 +19,7 @@ from .errors import (
                      GraphError,
                      LayerError,
                      MatError,
+                     MemoryBudgetError,
                      ModelFormatError,
                      ParamError,
                      ShaderCompileError,
@@ -40,7 +41,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Blob", "BlobNotFoundError", "DataReader", "DataReaderFromEmpty", "DataReaderFromMemory", "Error",
-    "Extractor", "GpuError", "GraphError", "Layer", "LayerError", "Mat", "MatError", "ModelBin",
+    "Extractor", "GpuError", "GraphError", "Layer", "LayerError", "Mat", "MatError", "MemoryBudgetError", "ModelBin",
     "ModelBinFromDataReader", "ModelBinFromMatArray", "ModelFormatError", "Net", "Option", "ParamDict",
     "ParamError", "ShaderCompileError", "ShapeError", "UnknownLayerError", "WeightError",
     "create_gpu_instance", "create_layer", "destroy_gpu_instance", "get_default_gpu_index",

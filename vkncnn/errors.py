@@ -13,6 +13,13 @@ class ModelFormatError(Error, ValueError):
     """A .param / .param.bin / .bin file is malformed or inconsistent."""
 
 
+class ModelFileError(ModelFormatError, OSError):
+    """A model path cannot be opened, or names something that is not a regular file.
+
+    Also an OSError, so code written for open()'s failures keeps working.
+    """
+
+
 class ParamError(ModelFormatError):
     """A .param file (text or binary) is malformed."""
 
@@ -44,8 +51,24 @@ class MatError(Error, TypeError):
     """A Mat could not be made from, or converted to, what was given."""
 
 
+class MatAllocationError(MatError, MemoryError):
+    """A Mat (or an image made from one) would need more memory than the machine has."""
+
+
+class ArgumentError(Error, ValueError):
+    """A public function or setter got an argument it cannot use (a value out of range)."""
+
+
+class ArgumentTypeError(ArgumentError, TypeError):
+    """A public function or setter got an argument of a type it does not take."""
+
+
 class LayerError(Error, RuntimeError):
     """A layer failed while loading or running; the message names the layer."""
+
+
+class MemoryBudgetError(Error, MemoryError):
+    """A layer would allocate more than opt.memory_budget (vkncnn/memory_budget.py)."""
 
 
 class GpuError(Error, RuntimeError):

@@ -22,8 +22,10 @@ import sys
 
 import numpy as np
 
+from .argcheck import check_extract, check_input
 from .blas_threads import set_blas_threads, update_load_cap
 from .errors import BlobNotFoundError, Error, LayerError
+from .layer import layer_failure
 from .mat import Mat
 
 
@@ -42,39 +44,6 @@ def defer_gpu_release(release, *args) -> None:
             lifetime.defer(release, *args)
     except Exception:  # the interpreter is tearing modules down: the OS reclaims everything
         pass
-
-
-def schedule_for(net, target: int, available) -> list[int]:
-    """Layers to run for `target`, dependencies first: an iterative post-order walk.
-
-    `available(blob)` says whether a blob exists already; a net input that is not there
-    is an error naming it.
-    """
-    layers, blobs = net._layers, net._blobs
-    order: list[int] = []
-    visited: set[int] = set()
-    if available(target):
-        return order
-    stack: list[tuple[int, int, bool]] = [(blobs[target].producer, target, False)]
-    while stack:
-        li, wanted, expanded = stack.pop()
-        if li < 0:
-            continue
-        if expanded:
-            order.append(li)
-            continue
-        if li in visited:
-            continue
-        visited.add(li)
-        layer = layers[li]
-        if layer.type == "Input" and not layer.bottoms:
-            name = blobs[wanted].name
-            raise Error(f"blob {name!r} is a net input but was not given: call input({name!r}, mat) first")
-        stack.append((li, wanted, True))
-        for bi in reversed(layer.bottoms):
-            if not available(bi):
-                stack.append((blobs[bi].producer, bi, False))
-    return order
 
 
 class Extractor:
@@ -139,7 +108,7 @@ class Extractor:
 
     # -- blobs by name or index -----------------------------------------------------------
     def _resolve(self, blob) -> int:
-        blobs = self.net._blobs
+        blobs = self.net.graph.blobs
         if isinstance(blob, (int, np.integer)) and not isinstance(blob, bool):
             if not 0 <= int(blob) < len(blobs):
                 raise BlobNotFoundError(f"blob index {blob} out of range 0..{len(blobs) - 1}")
@@ -147,12 +116,13 @@ class Extractor:
         index = self.net.find_blob_index_by_name(str(blob))
         if index < 0:
             shown = ", ".join(repr(n) for n in (self.net.input_names() + self.net.output_names())[:12])
-            raise BlobNotFoundError(f"no blob named {blob!r} in {self.net._source} "
+            raise BlobNotFoundError(f"no blob named {blob!r} in {self.net.graph.source} "
                                     f"(inputs and outputs: {shown})")
         return index
 
     def input(self, blob, mat) -> int:
         """Feed a Mat (or any array-like, converted as Mat() does) to a blob."""
+        check_input(blob, mat)
         index = self._resolve(blob)
         if not isinstance(mat, Mat):
             mat = Mat(mat)
@@ -170,6 +140,7 @@ class Extractor:
         `type` is accepted for pyncnn compatibility: every blob comes back as fp32 with
         elempack 1 (ncnn's type=0); there is no raw packed layout to hand out.
         """
+        check_extract(blob, args, type)
         out_mat = None
         if args and isinstance(args[0], Mat):
             out_mat = args[0]
@@ -209,19 +180,15 @@ class Extractor:
         return self._blobs[target]
 
     def _schedule(self, target: int) -> list[int]:
-        return schedule_for(self.net, target, available=lambda bi: bi in self._blobs)
+        return self.net.graph.schedule(target, available=lambda bi: bi in self._blobs)
 
     def _run_layer_cpu(self, li: int) -> None:
-        net = self.net
-        layer = net._layers[li]
+        layer = self.net.graph.layers[li]
         bottoms = [self._blobs[bi] for bi in layer.bottoms]
         try:
             tops = layer.forward_cpu(bottoms, self.opt)
-        except Error as e:
-            raise type(e)(f"layer {layer.name!r} ({layer.type}): {e}") from None
         except Exception as e:
-            raise LayerError(f"layer {layer.name!r} ({layer.type}) failed on inputs "
-                             f"{[tuple(b.shape) for b in bottoms]}: {type(e).__name__}: {e}") from e
+            raise layer_failure(layer, e, f"on inputs {[tuple(b.shape) for b in bottoms]}") from e
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} ({layer.type}) returned {len(tops)} blobs, "
                              f"expected {len(layer.tops)}")
@@ -232,11 +199,11 @@ class Extractor:
 
     def _release_consumed(self, li: int) -> None:
         """Light mode: drop a bottom once every consumer of it has run in this extractor."""
-        net = self.net
-        for bi in net._layers[li].bottoms:
-            if net._blobs[bi].producer < 0 or net._layers[net._blobs[bi].producer].type == "Input":
+        graph = self.net.graph
+        for bi in graph.layers[li].bottoms:
+            if graph.is_input(bi):
                 continue  # inputs stay: the user gave them, later extracts may need them
-            left = self._pending_consumers.get(bi, len(net._blobs[bi].consumers)) - 1
+            left = self._pending_consumers.get(bi, len(graph.blobs[bi].consumers)) - 1
             self._pending_consumers[bi] = left
             if left <= 0:
                 self._blobs.pop(bi, None)

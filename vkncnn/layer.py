@@ -17,9 +17,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .errors import LayerError, UnknownLayerError
+from .errors import Error, LayerError, UnknownLayerError
 from .format.paramdict import ParamDict
 from .layer_types import layer_to_index
+from .memory_budget import from_memory_error
 
 
 class Layer:
@@ -145,3 +146,16 @@ def create_layer(type_or_index) -> Layer:
     layer.type = type_or_index
     layer.typeindex = layer_to_index(type_or_index)
     return layer
+
+
+def layer_failure(layer, exc: Exception, context: str = "") -> Error:
+    """Any exception raised while running a layer, as a vkncnn.Error naming the layer.
+
+    vkncnn's own errors keep their type; a MemoryError stays one (MemoryBudgetError); any
+    other exception (a layer's bug, a custom layer's error) becomes a LayerError."""
+    where = f"layer {layer.name!r} ({layer.type})" + (f" {context}" if context else "")
+    if isinstance(exc, Error):
+        return type(exc)(f"{where}: {exc}")
+    if isinstance(exc, MemoryError):
+        return from_memory_error(exc, where)
+    return LayerError(f"{where} failed: {type(exc).__name__}: {exc}")

@@ -9,9 +9,12 @@ so the Mat stays valid whatever happens to the array, and nothing done to the Ma
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-from .errors import MatError
+from .errors import MatAllocationError, MatError
+from .memory_budget import default_budget, human
 
 _STORAGE_DTYPES = {4: np.float32, 2: np.float16, 1: np.int8}
 MAX_ELEMENTS = 1 << 33  # the most values any buffer vkncnn allocates may hold
@@ -21,9 +24,42 @@ def _numpy_shape(w: int, h: int, d: int, c: int, dims: int) -> tuple[int, ...]:
     return {0: (0,), 1: (w,), 2: (h, w), 3: (c, h, w), 4: (c, d, h, w)}[dims]
 
 
+def is_int(value) -> bool:
+    """An int as pybind's int caster takes it: Python or numpy integers, never bool or float."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def check_buffer(shape, itemsize: int, what: str) -> None:
+    """Refuse, before allocating, a buffer larger than MAX_ELEMENTS values or than the
+    machine's per-buffer memory budget (vkncnn/memory_budget.py: half the memory the
+    process can have), the budget every layer allocation is held to: beyond it numpy
+    would raise MemoryError or, where the kernel overcommits, hand out pages that the
+    OOM killer takes back later by killing the process."""
+    count = math.prod(int(n) for n in shape)  # exact: an int64 product can wrap
+    if count > MAX_ELEMENTS:
+        raise MatAllocationError(f"{what}: {count} values, more than the {MAX_ELEMENTS} (2^33) any buffer "
+                                 "may hold")
+    nbytes, budget = count * itemsize, default_budget()
+    if nbytes > budget:
+        raise MatAllocationError(f"{what}: needs {nbytes} bytes ({human(nbytes)}), more than this machine's "
+                                 f"memory budget of {budget} bytes ({human(budget)}; vkncnn/memory_budget.py)")
+
+
+def as_array(value, what: str) -> np.ndarray:
+    """np.asarray with what numpy throws for odd input (ragged lists, objects whose
+    __array__ fails) made a MatError."""
+    try:
+        return np.asarray(value)
+    except MemoryError:
+        raise MatAllocationError(f"{what}: not enough memory to read {type(value).__name__} as an array") from None
+    except Exception as e:  # the foreign errors an arbitrary object can cause
+        raise MatError(f"{what}: expected an array of numbers, got {type(value).__name__} that numpy cannot "
+                       f"read as one ({type(e).__name__}: {e})") from None
+
+
 def _to_float32(array) -> np.ndarray:
     """A C-contiguous float32 copy of any real-valued array, or a clear error."""
-    a = np.asarray(array)
+    a = as_array(array, "Mat(array)")
     if a.dtype.kind not in "biuf":
         raise MatError(
             f"Mat needs a real-valued array (bool, int, uint or float), got dtype {a.dtype}")
@@ -31,11 +67,15 @@ def _to_float32(array) -> np.ndarray:
         raise MatError(f"Mat holds 1-4 dims (w / h,w / c,h,w / c,d,h,w), got shape {a.shape}")
     if a.ndim == 0:
         a = a.reshape(1)
-    if a.dtype.kind == "f" and a.dtype.itemsize > 4:
-        finite = np.isfinite(a)
-        if np.any(np.abs(a[finite]) > np.finfo(np.float32).max):
-            raise MatError("array has values beyond float32's range; cannot convert without loss")
-    return np.array(a, dtype=np.float32, order="C", copy=True)
+    check_buffer(a.shape, 4, f"Mat(array of shape {a.shape})")  # a broadcast view can be tiny and its copy huge
+    try:
+        if a.dtype.kind == "f" and a.dtype.itemsize > 4:
+            finite = np.isfinite(a)
+            if np.any(np.abs(a[finite]) > np.finfo(np.float32).max):
+                raise MatError("array has values beyond float32's range; cannot convert without loss")
+        return np.array(a, dtype=np.float32, order="C", copy=True)
+    except MemoryError:
+        raise MatAllocationError(f"Mat(array): not enough memory for a float32 copy of shape {a.shape}") from None
 
 
 class Mat:
@@ -81,10 +121,16 @@ class Mat:
             return
         if len(args) == 1 and isinstance(args[0], tuple):
             args = args[0]  # Mat((w, h, c)): pyncnn's shape tuple
-        if len(args) == 1 and not isinstance(args[0], (int, np.integer)):
+        if len(args) == 1 and not is_int(args[0]):
+            single = args[0]
+            if single is None or isinstance(single, (bool, float, complex, str, bytes, np.generic)):
+                # a bare scalar is a mistaken size (pyncnn refuses it too), not one value of data;
+                # one value as data is an array: Mat(np.array([v]))
+                raise MatError(f"Mat() takes sizes (w[,h[,d]],c) as ints or an array of numbers, got "
+                               f"{type(single).__name__} {single!r:.40}")
             # anything else single is data (a list too: pyncnn refuses lists, and reading
             # [0.5, 0.2] as a shape would silently truncate it to 0 x 0)
-            data = _to_float32(args[0])
+            data = _to_float32(single)
             self._set(data, data.ndim)  # an empty array keeps its dims, as pyncnn's Mat does
             return
         if args:
@@ -108,24 +154,30 @@ class Mat:
     def create(self, *shape, elemsize: int = 4, elempack: int = 1, allocator=None) -> None:
         """create(w), create(w,h), create(w,h,c), create(w,h,d,c): zero-filled."""
         if not 1 <= len(shape) <= 4:
-            raise MatError(f"Mat shape takes 1-4 sizes (w[,h[,d]],c), got {shape}")
-        if not all(isinstance(s, (int, np.integer)) and not isinstance(s, bool) for s in shape):
-            raise MatError(f"Mat sizes must be ints (w[,h[,d]],c), got {shape}")
+            raise MatError(f"Mat shape takes 1-4 sizes (w[,h[,d]],c), got {shape!r:.80}")
+        if not all(is_int(s) for s in shape):
+            raise MatError(f"Mat sizes must be ints (w[,h[,d]],c), got {shape!r:.80}")
         sizes = [int(s) for s in shape]
         if any(s < 0 for s in sizes):
             raise MatError(f"Mat sizes must be >= 0, got {shape}")
-        if elemsize not in _STORAGE_DTYPES:
-            raise MatError(f"elemsize must be 1, 2 or 4, got {elemsize}")
+        if not is_int(elemsize) or int(elemsize) not in _STORAGE_DTYPES:
+            raise MatError(f"elemsize must be 1, 2 or 4, got {elemsize!r:.40}")
         w, h, d, c = (sizes + [1, 1, 1])[:4] if len(sizes) < 4 else sizes
         if len(sizes) == 3:
             w, h, c, d = sizes[0], sizes[1], sizes[2], 1
         np_shape = _numpy_shape(w, h, d, c, len(sizes))
-        if int(np.prod(np_shape, dtype=np.int64)) > MAX_ELEMENTS:
-            raise MatError(f"Mat of shape {shape} is too large to allocate")
-        self._set(np.zeros(np_shape, _STORAGE_DTYPES[elemsize]), len(sizes))
+        check_buffer(np_shape, int(elemsize), f"Mat{tuple(sizes)}")
+        try:
+            data = np.zeros(np_shape, _STORAGE_DTYPES[int(elemsize)])
+        except MemoryError:
+            raise MatAllocationError(f"Mat{tuple(sizes)}: the machine could not give "
+                                     f"{math.prod(np_shape) * int(elemsize)} bytes") from None
+        self._set(data, len(sizes))
         self.elempack = 1
 
     def create_like(self, other: Mat, allocator=None) -> None:
+        if not isinstance(other, Mat):
+            raise MatError(f"create_like() expects a Mat, got {type(other).__name__}")
         self._set(np.zeros_like(other._data), other.dims)
 
     # -- shape ------------------------------------------------------------------
@@ -191,7 +243,10 @@ class Mat:
         return np.array(self._data, dtype=dtype, copy=True)
 
     def fill(self, value: float) -> None:
-        self._data[...] = value
+        try:
+            self._data[...] = value
+        except (TypeError, ValueError) as e:
+            raise MatError(f"fill() expects a number, got {type(value).__name__} ({e})") from None
 
     def clone(self, allocator=None) -> Mat:
         return Mat.from_array(self._data.copy(), self.dims)
@@ -203,29 +258,42 @@ class Mat:
     def reshape(self, *shape, allocator=None) -> Mat:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        if not 1 <= len(shape) <= 4:
+            raise MatError(f"reshape takes 1-4 sizes (w[,h[,d]],c), got {shape!r:.80}")
+        if not all(is_int(s) for s in shape) or any(int(s) < 0 for s in shape):
+            raise MatError(f"reshape sizes must be ints >= 0 (w[,h[,d]],c), got {shape!r:.80}")
         sizes = [int(s) for s in shape]
-        if not 1 <= len(sizes) <= 4:
-            raise MatError(f"reshape takes 1-4 sizes (w[,h[,d]],c), got {shape}")
         if len(sizes) == 3:
             np_shape = (sizes[2], sizes[1], sizes[0])
         else:
             np_shape = tuple(reversed(sizes))
-        if int(np.prod(np_shape)) != self._data.size:
+        if math.prod(np_shape) != self._data.size:  # exact: an int64 product can wrap
             raise MatError(f"cannot reshape {self.shape()} ({self._data.size} values) to w,h,.. {shape}")
         return Mat.from_array(self._data.reshape(np_shape), len(sizes))
 
     def channel(self, q: int) -> Mat:
-        return Mat.from_array(self._data[q], self.dims - 1) if self.dims >= 3 else self
+        if self.dims < 3:
+            return self
+        if not is_int(q) or not 0 <= int(q) < self.c:
+            raise MatError(f"channel() expects an int in 0..{self.c - 1}, got {q!r:.40}")
+        return Mat.from_array(self._data[int(q)], self.dims - 1)
 
     def row(self, y: int) -> np.ndarray:
-        return self._data.reshape(-1, self.w)[y]
+        rows = self._data.size // self.w if self.w else 0
+        if not is_int(y) or not 0 <= int(y) < rows:
+            raise MatError(f"row() expects an int in 0..{rows - 1}, got {y!r:.40}")
+        return self._data.reshape(-1, self.w)[int(y)]
 
     def __getitem__(self, i: int) -> float:
-        return float(self._data.flat[i])
+        return float(self._data.flat[i])  # IndexError past the end: iteration stops on it
 
     def __setitem__(self, i: int, v: float) -> None:
+        try:
+            value = float(v)
+        except (TypeError, ValueError):
+            raise MatError(f"Mat[{i!r:.20}] = v expects a number, got {type(v).__name__}") from None
         # .flat writes through even when the data is a strided view (reshape would copy)
-        self._data.flat[i] = v
+        self._data.flat[i] = value
 
     def substract_mean_normalize(self, mean, norm) -> None:
         """In place: per channel, x = (x - mean[c]) * norm[c]; an empty list skips that step."""

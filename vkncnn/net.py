@@ -8,32 +8,45 @@ reads weights layer by layer. Running happens in an Extractor.
 from __future__ import annotations
 
 import threading
-import warnings
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Mapping
+
+import numpy as np
 
 from .channels_last import plan_channels_last
-from .errors import Error, GraphError, LayerError, ParamError, UnknownLayerError, WeightError
+from .errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    Error,
+    GraphError,
+    LayerError,
+    ParamError,
+    UnknownLayerError,
+    WeightError,
+)
 from .extractor import Extractor, defer_gpu_release, run_deferred_releases
-from .format.datareader import DataReader, DataReaderFromEmpty, as_reader
+from .format.datareader import (
+    DataReader,
+    DataReaderFromEmpty,
+    DataReaderFromMemory,
+    FileLimit,
+    opened_reader,
+    read_exactly,
+)
 from .format.graph_spec import GraphSpec, LayerSpec
 from .format.modelbin import ModelBin, ModelBinFromDataReader
-from .format.param_bin import parse_param_bin
-from .format.param_text import parse_param_text
+from .format.param_bin import HEADER_BYTES, check_header, parse_param_bin
+from .format.param_text import parse_param_reader, parse_param_text
+from .gpu.runtime import bind_net
+from .graph import Blob, Graph
 from .layer import Layer, create_layer
 from .layer_types import CUSTOM_BIT, layer_to_index
 from .option import Option
 
 # A .param text file this large is not a model; refusing it bounds memory use.
 MAX_PARAM_BYTES = 256 << 20
-
-
-@dataclass
-class Blob:
-    name: str
-    producer: int = -1
-    consumer: int = -1  # the last consumer, as ncnn records it
-    consumers: list[int] = field(default_factory=list)
-    shape: tuple = ()
+_PARAM_FILE = FileLimit(".param", MAX_PARAM_BYTES, ParamError)
+_PARAM_BIN_FILE = FileLimit(".param.bin", MAX_PARAM_BYTES, ParamError)
+_MAX_TYPE_NAME = 255  # the longest layer type a .param may name
 
 
 class _NoWeights(ModelBin):
@@ -55,11 +68,8 @@ class Net:
         self._reset_graph()
 
     def _reset_graph(self) -> None:
-        self._layers: list[Layer] = []
-        self._blobs: list[Blob] = []
-        self._blob_index: dict[str, int] = {}
+        self.graph = Graph()
         self._layer_specs: list[LayerSpec] = []
-        self._source = "<param>"
         self._model_loaded = False
         self._pipelines_ready = False
         self.gpu = None  # a vkncnn.gpu.runtime.NetGpu once the GPU path is bound
@@ -74,42 +84,65 @@ class Net:
     # -- custom layers ------------------------------------------------------------
     def register_custom_layer(self, type_or_index, creator, destroyer=None, userdata=None) -> int:
         """Make `type` in a .param create `creator()`; must come before load_param."""
-        if isinstance(type_or_index, int):
-            key = f"custom{type_or_index & ~CUSTOM_BIT}" if type_or_index & CUSTOM_BIT else None
-            if key is None:
-                from .layer_types import LAYER_TYPE_NAMES
-                if not 0 <= type_or_index < len(LAYER_TYPE_NAMES):
-                    raise UnknownLayerError(f"no layer type with index {type_or_index}")
-                key = LAYER_TYPE_NAMES[type_or_index]
+        if isinstance(type_or_index, bool) or not isinstance(type_or_index, (int, np.integer, str)):
+            raise ArgumentTypeError(f"register_custom_layer(): expected a layer type name (str) or ncnn "
+                                    f"type index (int), got {type(type_or_index).__name__}")
+        if isinstance(type_or_index, str):
+            key = type_or_index
+            # the name must be one token of a .param line to ever be looked up
+            if not key or len(key) > _MAX_TYPE_NAME or any(ch.isspace() for ch in key):
+                raise ArgumentError(f"register_custom_layer(): a layer type name is 1-{_MAX_TYPE_NAME} "
+                                    f"characters without whitespace, got {key[:40]!r}")
         else:
-            key = str(type_or_index)
+            index = int(type_or_index)
+            if not 0 <= index < 1 << 31:
+                raise ArgumentError(f"register_custom_layer(): type index must be in 0..2^31-1, got {index}")
+            if index & CUSTOM_BIT:
+                key = f"custom{index & ~CUSTOM_BIT}"
+            else:
+                from .layer_types import LAYER_TYPE_NAMES
+                if index >= len(LAYER_TYPE_NAMES):
+                    raise UnknownLayerError(f"no layer type with index {index} (built-in types are "
+                                            f"0..{len(LAYER_TYPE_NAMES) - 1}; custom ones carry bit "
+                                            f"{CUSTOM_BIT.bit_length() - 1})")
+                key = LAYER_TYPE_NAMES[index]
         if not callable(creator):
-            raise Error(f"register_custom_layer({key!r}): creator must be callable")
+            raise ArgumentTypeError(f"register_custom_layer({key!r}): creator must be callable, "
+                                    f"got {type(creator).__name__}")
+        if destroyer is not None and not callable(destroyer):
+            raise ArgumentTypeError(f"register_custom_layer({key!r}): destroyer must be callable or None, "
+                                    f"got {type(destroyer).__name__}")
         self._custom[key] = (creator, destroyer)
         return 0
 
     # -- loading params -------------------------------------------------------------
+    # Each source is read in bounded pieces and checked as it is read (vkncnn/format/
+    # datareader.py): a path is refused at stat time if it is no regular file or is too
+    # large, a text .param is parsed while it streams in, so a hostile file costs at most
+    # what it takes to reach its first error.
     def load_param(self, source) -> int:
         """Load a text .param from a path, a file object or a DataReader."""
-        reader, name = as_reader(source)
-        data = reader.read_all(MAX_PARAM_BYTES + 1)
-        if len(data) > MAX_PARAM_BYTES:
-            raise ParamError(f"{name}: larger than {MAX_PARAM_BYTES} bytes; not a .param file")
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            raise ParamError(f"{name}: not UTF-8 text at byte {e.start} (a binary .param? "
-                             "use load_param_bin)") from None
-        return self._build(parse_param_text(text, name))
+        with opened_reader(source, _PARAM_FILE) as (reader, name):
+            graph = parse_param_reader(reader, name, MAX_PARAM_BYTES)
+        return self._build(graph)
 
     def load_param_mem(self, text) -> int:
+        """Load .param text given as str (or its UTF-8 bytes)."""
+        if isinstance(text, str):
+            if len(text) > MAX_PARAM_BYTES:
+                raise ParamError(f"<memory>: {len(text)} characters, larger than the "
+                                 f"{MAX_PARAM_BYTES}-byte limit for a .param")
+            return self._build(parse_param_text(text, "<memory>"))
         if isinstance(text, (bytes, bytearray, memoryview)):
-            text = bytes(text).decode("utf-8", "strict")
-        return self._build(parse_param_text(str(text), "<memory>"))
+            return self._build(parse_param_reader(DataReaderFromMemory(text), "<memory>", MAX_PARAM_BYTES))
+        raise ArgumentTypeError(f"load_param_mem(): expected the .param text as str or bytes, "
+                                f"got {type(text).__name__}")
 
     def load_param_bin(self, source) -> int:
-        reader, name = as_reader(source)
-        data = reader.read_all(MAX_PARAM_BYTES + 1)
+        with opened_reader(source, _PARAM_BIN_FILE) as (reader, name):
+            head = read_exactly(reader, HEADER_BYTES)
+            check_header(head, name)  # before the rest: a stream of junk stops after 12 bytes
+            data = head + reader.read_all(MAX_PARAM_BYTES + 1 - len(head))
         if len(data) > MAX_PARAM_BYTES:
             raise ParamError(f"{name}: larger than {MAX_PARAM_BYTES} bytes; not a .param.bin file")
         custom = {}
@@ -135,13 +168,13 @@ class Net:
                                     "and not registered with register_custom_layer") from None
 
     def _where(self, spec: LayerSpec) -> str:
-        return f"{self._source}:{spec.line}: " if spec.line is not None else f"{self._source}: "
+        return f"{self.graph.source}:{spec.line}: " if spec.line is not None else f"{self.graph.source}: "
 
     def _build(self, graph: GraphSpec) -> int:
         self._release_gpu()
         self._reset_graph()
-        self._source = graph.source
-        blobs, index = self._blobs, self._blob_index
+        self.graph.source = graph.source
+        blobs, index = self.graph.blobs, self.graph.blob_index
         for li, spec in enumerate(graph.layers):
             where = self._where(spec)
             layer = self._new_layer(spec)
@@ -176,9 +209,9 @@ class Net:
                                  f"{type(e).__name__}: {e}") from e
             if ret not in (None, 0):
                 raise LayerError(f"{where}layer {spec.name!r} ({spec.type}): load_param returned {ret}")
-            self._layers.append(layer)
+            self.graph.layers.append(layer)
             self._layer_specs.append(spec)
-        plan_channels_last(self._layers, self._blobs)
+        plan_channels_last(self.graph.layers, self.graph.blobs)
         self._bind_gpu()
         return 0
 
@@ -194,15 +227,24 @@ class Net:
     # -- loading weights --------------------------------------------------------------
     def load_model(self, source) -> int:
         """Load the .bin from a path, bytes, a file object or a DataReader."""
-        if not self._layers:
+        if not self.graph.layers:
             raise Error("load_model() before load_param(): no layers to load weights into")
-        reader, name = as_reader(source)
-        mb = ModelBinFromDataReader(reader, name)
-        self._load_weights(mb)
+        # no size limit: weights may be many GB; they are read as layers ask for them
+        with opened_reader(source) as (reader, name):
+            self._load_weights(ModelBinFromDataReader(reader, name))
         return 0
 
     def load_model_mem(self, data) -> int:
-        return self.load_model(bytes(data))
+        """Load the .bin from bytes-like data (bytes, bytearray, memoryview): never copied whole."""
+        if isinstance(data, str):
+            raise ArgumentTypeError("load_model_mem(): expected the .bin as bytes, got str (weights are "
+                                    "binary; pass the file's bytes, or its path to load_model)")
+        try:
+            memoryview(data)
+        except TypeError:
+            raise ArgumentTypeError(f"load_model_mem(): expected the .bin as bytes-like data (bytes, "
+                                    f"bytearray, memoryview), got {type(data).__name__}") from None
+        return self.load_model(DataReaderFromMemory(data))
 
     def _load_weights(self, mb: ModelBin) -> None:
         self._load_each(mb)
@@ -212,7 +254,7 @@ class Net:
 
     def _load_each(self, mb: ModelBin) -> None:
         """Every layer's load_model, errors naming the file, line and layer."""
-        for layer, spec in zip(self._layers, self._layer_specs):
+        for layer, spec in zip(self.graph.layers, self._layer_specs):
             mb.layer_name = layer.name or f"#{spec.line}"
             try:
                 ret = layer.load_model(mb)
@@ -232,17 +274,28 @@ class Net:
             if not self._model_loaded:  # a net without weights: any weight request is an error
                 self._load_each(_NoWeights())
                 self._model_loaded = True
-            for layer in self._layers:
+            for layer in self.graph.layers:
                 ret = layer.create_pipeline(self.opt)
                 if ret not in (None, 0):
                     raise LayerError(f"layer {layer.name!r} ({layer.type}): create_pipeline returned {ret}")
             if self.gpu is not None:
-                self.gpu.upload_weights(self._layers)
+                self.gpu.upload_weights(self.graph.layers)
             self._pipelines_ready = True
 
     # -- device -----------------------------------------------------------------------
     def set_vulkan_device(self, device) -> None:
-        self._vkdev_index = device if isinstance(device, int) else getattr(device, "index", 0)
+        """A device index (-1: the default device) or a VulkanDevice; checked against the
+        devices that exist when the net binds to the GPU."""
+        index = device
+        if not isinstance(device, (int, np.integer, str)):  # a VulkanDevice knows its index
+            index = getattr(device, "index", None)
+        if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+            raise ArgumentTypeError(f"set_vulkan_device(): expected a device index (int) or a VulkanDevice, "
+                                    f"got {type(device).__name__}")
+        if index < -1:
+            raise ArgumentError(f"set_vulkan_device(): device index must be >= 0 (or -1 for the default), "
+                                f"got {index}")
+        self._vkdev_index = None if index == -1 else int(index)
 
     def vulkan_device(self):
         return None if self.gpu is None else self.gpu.vkdev
@@ -251,39 +304,38 @@ class Net:
         """Choose the GPU path if asked for and available; otherwise the numpy path."""
         if not self.opt.use_vulkan_compute:
             return
-        try:
-            from .gpu.runtime import bind_net
-        except ImportError:
-            return
-        self.gpu = bind_net(self)
+        self.gpu = bind_net(self.graph, self.opt, self._vkdev_index)
 
     def _release_gpu(self) -> None:
         run_deferred_releases()
         gpu, self.gpu = self.gpu, None
         if gpu is not None:
-            gpu.release(self._layers)
+            gpu.release(self.graph.layers)
 
     # -- introspection, as pyncnn -----------------------------------------------------
     def input_indexes(self) -> list[int]:
-        return [top for layer in self._layers if layer.type == "Input" for top in layer.tops]
+        return self.graph.input_indexes()
 
     def output_indexes(self) -> list[int]:
-        return [i for i, b in enumerate(self._blobs) if b.producer != -1 and not b.consumers]
+        return self.graph.output_indexes()
 
     def input_names(self) -> list[str]:
-        return [self._blobs[i].name for i in self.input_indexes()]
+        return [self.graph.blobs[i].name for i in self.input_indexes()]
 
     def output_names(self) -> list[str]:
-        return [self._blobs[i].name for i in self.output_indexes()]
+        return [self.graph.blobs[i].name for i in self.output_indexes()]
 
     def blobs(self) -> list[Blob]:
-        return list(self._blobs)
+        return list(self.graph.blobs)
 
     def layers(self) -> list[Layer]:
-        return list(self._layers)
+        return list(self.graph.layers)
 
     def find_blob_index_by_name(self, name: str) -> int:
-        return self._blob_index.get(name, -1)
+        if not isinstance(name, str):
+            raise ArgumentTypeError(f"find_blob_index_by_name(): expected a blob name (str), "
+                                    f"got {type(name).__name__}")
+        return self.graph.find_blob(name)
 
     def clear(self) -> None:
         self._release_gpu()
@@ -291,7 +343,7 @@ class Net:
 
     def create_extractor(self):
         run_deferred_releases()
-        if not self._layers:
+        if not self.graph.layers:
             raise Error("create_extractor() before load_param(): the net has no layers")
         return Extractor(self)
 
@@ -299,8 +351,17 @@ class Net:
     def run(self, inputs: dict, outputs=None) -> dict:
         """{input name: array} -> {output name: array}; all outputs when none named."""
         from .mat import Mat
+        if not isinstance(inputs, Mapping):
+            raise ArgumentTypeError(f"run(): expected inputs as a dict {{blob name: array}}, "
+                                    f"got {type(inputs).__name__}")
+        if isinstance(outputs, str):
+            outputs = [outputs]  # one name, not its characters
+        elif outputs is not None and not isinstance(outputs, Iterable):
+            raise ArgumentTypeError(f"run(): expected outputs as a list of blob names, got {type(outputs).__name__}")
         with self.create_extractor() as ex:
             for name, value in inputs.items():
+                if isinstance(value, (int, float, np.number)) and not isinstance(value, bool):
+                    value = np.array([value], np.float32)  # a number is one value here, never a size
                 ex.input(name, value if isinstance(value, Mat) else Mat(value))
             names = list(outputs) if outputs is not None else self.output_names()
             return {name: ex.extract(name)[1].numpy() for name in names}
@@ -308,17 +369,7 @@ class Net:
     def __del__(self) -> None:
         gpu = getattr(self, "gpu", None)
         if gpu is not None:  # no locks in a finalizer (vkncnn/gpu/lifetime.py): queued instead
-            defer_gpu_release(gpu.release, self._layers)
-
-
-_warned: set[str] = set()
-
-
-def warn_once(message: str) -> None:
-    """One warning per distinct message per process (e.g. 'no Vulkan device')."""
-    if message not in _warned:
-        _warned.add(message)
-        warnings.warn(message, RuntimeWarning, stacklevel=3)
+            defer_gpu_release(gpu.release, self.graph.layers)
 
 
 __all__ = ["Net", "Blob", "DataReader", "DataReaderFromEmpty"]

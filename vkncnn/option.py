@@ -6,6 +6,18 @@ kept (old scripts set them) but have no effect here; DESIGN.md lists which matte
 
 from __future__ import annotations
 
+import numpy as np
+
+from .errors import ArgumentError, ArgumentTypeError
+
+# ncnn's int fields and the values that mean something for them
+_INT_RANGES = {
+    "num_threads": (0, 1 << 16),       # clamped to 1..the CPUs there are when used
+    "openmp_blocktime": (0, 1 << 20),  # ms
+    "flush_denormals": (0, 3),         # off, DAZ, FTZ, both
+    "vulkan_device_index": (-1, 1 << 16),  # -1 = the default device
+}
+
 
 def _default_threads() -> int:
     from .blas_threads import available_cpus
@@ -59,6 +71,19 @@ class Option:
         self.use_mapped_model_loading = False
         self.flush_denormals = 3
         self.vulkan_device_index = -1
+        # vkncnn only: the most bytes one layer may allocate at once (an output, a workspace,
+        # a device buffer); 0 or None = half the machine's memory (vkncnn/memory_budget.py)
+        self.memory_budget = 0
+
+    def __setattr__(self, name: str, value) -> None:
+        """ncnn's switches are bools and its counts ints: a wrong type (a string, None, a
+        float thread count) fails here, naming the field, instead of somewhere deep in a
+        later run. Other fields (allocators, pipeline cache, vkncnn's own) pass as they are."""
+        if name in _INT_RANGES:
+            value = _checked_int(name, value)
+        elif name == "lightmode" or name.startswith("use_"):
+            value = _checked_bool(name, value)
+        object.__setattr__(self, name, value)
 
     def copy(self) -> Option:
         # every extractor copies the net's options: a plain attribute-dict copy is a few
@@ -70,3 +95,21 @@ class Option:
     def __repr__(self) -> str:
         on = [k for k, v in vars(self).items() if v is True]
         return f"<vkncnn.Option threads={self.num_threads} on={on}>"
+
+
+def _checked_bool(name: str, value) -> bool:
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)) and value in (0, 1):  # ncnn's C++ users write 0/1
+        return bool(value)
+    raise ArgumentTypeError(f"Option.{name} is a switch: expected True or False, got "
+                            f"{type(value).__name__} {value!r:.40}")
+
+
+def _checked_int(name: str, value) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ArgumentTypeError(f"Option.{name} expects an int, got {type(value).__name__} {value!r:.40}")
+    lo, hi = _INT_RANGES[name]
+    if not lo <= value <= hi:
+        raise ArgumentError(f"Option.{name} must be in {lo}..{hi}, got {value}")
+    return int(value)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from .errors import MatError
-from .mat import Mat
+from .mat import Mat, as_array, check_buffer, is_int
 
 PIXEL_CONVERT_SHIFT = 16
 PIXEL_FORMAT_MASK = 0x0000FFFF
@@ -65,11 +65,10 @@ def type_name(type: int) -> str:
 
 def _split_type(type, supported: set[int], what: str) -> tuple[str, str]:
     """Source and destination channel layouts of a pixel type, or a MatError."""
-    try:
-        type = int(type)
-    except (TypeError, ValueError):
+    if not is_int(type):
         raise MatError(f"{what}: pixel type must be an int such as Mat.PixelType.PIXEL_RGB, "
-                       f"got {type!r}") from None
+                       f"got {type!r:.40}")
+    type = int(type)
     src, dst = type & PIXEL_FORMAT_MASK, (type & PIXEL_CONVERT_MASK) >> PIXEL_CONVERT_SHIFT
     if dst == 0 and src in _LAYOUT:
         return _LAYOUT[src], _LAYOUT[src]
@@ -103,9 +102,12 @@ def _convert_channels(image: np.ndarray, src: str, dst: str) -> np.ndarray:
 def _pixel_bytes(pixels, w: int, h: int, stride: int, channels: int, layout_name: str) -> np.ndarray:
     """The image as a flat uint8 array after checking type, sizes and byte count."""
     if isinstance(pixels, (bytes, bytearray, memoryview)):
-        data = np.frombuffer(pixels, np.uint8)
+        try:
+            data = np.frombuffer(pixels, np.uint8)
+        except (TypeError, ValueError, BufferError) as e:  # e.g. a non-contiguous memoryview
+            raise MatError(f"pixels: cannot read {type(pixels).__name__} as bytes: {e}") from None
     else:
-        data = np.asarray(pixels)
+        data = as_array(pixels, "pixels")
         if data.dtype != np.uint8:
             raise MatError(f"pixels must be a uint8 array (interleaved {layout_name} bytes), got dtype "
                            f"{data.dtype}; convert with .astype(np.uint8) if the values are 0..255")
@@ -130,10 +132,22 @@ def _rows(data: np.ndarray, w: int, h: int, stride: int, channels: int) -> np.nd
 
 
 def _int(value, name: str) -> int:
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        raise MatError(f"{name} must be an int, got {value!r}") from None
+    # strict as pybind's int caster: 2.7 or "3" for a size is a bug to report, not to round
+    if not is_int(value):
+        raise MatError(f"{name} must be an int, got {type(value).__name__} {value!r:.40}")
+    return int(value)
+
+
+# bytes per output value a bilinear resize holds at once: its float32 Mat or uint8 rows,
+# plus about five int32 temporaries (the two taps, the interpolated rows, the two row taps)
+_RESIZE_BYTES_PER_VALUE = 24
+
+
+def _check_resize(src_h: int, target_w: int, target_h: int, channels: int, what: str) -> None:
+    """Refuse a target the machine cannot hold before resize_bilinear allocates it; its
+    horizontal pass works on every source row at the target width."""
+    check_buffer((max(src_h, target_h), target_w, channels), _RESIZE_BYTES_PER_VALUE,
+                 f"{what} of {src_h} rows to {target_w} x {target_h} x {channels} channels")
 
 
 def _stride_and_rest(args: tuple, n_rest: int, what: str) -> tuple[int, tuple]:
@@ -214,13 +228,15 @@ def from_pixels_resize(pixels, type: int, w: int, h: int, *args) -> Mat:
     the uint8 image in its own layout, then the conversion."""
     stride, (target_w, target_h) = _stride_and_rest(args, 2, "from_pixels_resize")
     data, src, dst, w, h, stride = _read_image(pixels, type, w, h, stride, "from_pixels_resize")
-    return _from_image_resized(_rows(data, w, h, stride, len(src)), src, dst, target_w, target_h)
+    return _from_image_resized(_rows(data, w, h, stride, len(src)), src, dst, target_w, target_h,
+                               "from_pixels_resize")
 
 
-def _from_image_resized(image: np.ndarray, src: str, dst: str, target_w, target_h) -> Mat:
+def _from_image_resized(image: np.ndarray, src: str, dst: str, target_w, target_h, what: str) -> Mat:
     target_w, target_h = _int(target_w, "target_w"), _int(target_h, "target_h")
     if target_w <= 0 or target_h <= 0:
         raise MatError(f"target size must be > 0, got {target_w} x {target_h}")
+    _check_resize(image.shape[0], target_w, target_h, max(len(src), len(dst)), what)
     if image.shape[:2] != (target_h, target_w):
         image = resize_bilinear(image, target_w, target_h)
     return _mat_from_image(_convert_channels(image, src, dst))
@@ -246,7 +262,7 @@ def from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args) -> Mat:
     stride, rest = _stride_and_rest(args, 6, "from_pixels_roi_resize")
     data, src, dst, w, h, stride = _read_image(pixels, type, w, h, stride, "from_pixels_roi_resize")
     crop = _roi(_rows(data, w, h, stride, len(src)), w, h, rest[:4])
-    return _from_image_resized(crop, src, dst, *rest[4:])
+    return _from_image_resized(crop, src, dst, *rest[4:], "from_pixels_roi_resize")
 
 
 # -- Mat -> image -------------------------------------------------------------------------------
@@ -259,7 +275,7 @@ def saturate_uint8(values: np.ndarray) -> np.ndarray:
 
 def _image_of_mat(mat, src: str, what: str) -> np.ndarray:
     """The Mat's planes as an (h, w, c) float array, checking it has the source's channels."""
-    data = mat.numpy() if isinstance(mat, Mat) else np.asarray(mat)
+    data = mat.numpy() if isinstance(mat, Mat) else as_array(mat, what)
     channels = len(src)
     if data.ndim == 3 and data.shape[0] == channels:
         planes = data
@@ -281,6 +297,7 @@ def _write_rows(image: np.ndarray, stride: int) -> np.ndarray:
     stride = stride or w * c
     if stride < w * c:
         raise MatError(f"stride must be at least w * channels = {w} * {c} = {w * c} bytes, got {stride}")
+    check_buffer((h, stride), 1, f"pixels of {h} rows {stride} bytes apart")
     buffer = np.zeros((h, stride), np.uint8)
     view = buffer[:, :w * c].reshape(h, w, c)
     view[...] = image
@@ -304,6 +321,7 @@ def to_pixels_resize(mat, type: int, target_w: int, target_h: int, stride: int =
     if target_w <= 0 or target_h <= 0:
         raise MatError(f"target size must be > 0, got {target_w} x {target_h}")
     if image.shape[:2] != (target_h, target_w):
+        _check_resize(image.shape[0], target_w, target_h, image.shape[2], "to_pixels_resize")
         image = resize_bilinear(image, target_w, target_h)
     return _write_rows(image, _int(stride, "stride"))
 
@@ -312,7 +330,11 @@ def to_pixels_resize(mat, type: int, target_w: int, target_h: int, stride: int =
 def _per_channel(values, channels: int, name: str) -> np.ndarray | None:
     if values is None:
         return None
-    values = np.asarray(values, np.float32).reshape(-1)
+    array = as_array(values, f"substract_mean_normalize: {name}")
+    if array.dtype.kind not in "biuf":
+        raise MatError(f"substract_mean_normalize: {name} must be numbers, one per channel; got "
+                       f"{type(values).__name__} of dtype {array.dtype}")
+    values = array.astype(np.float32).reshape(-1)
     if values.size == 0:
         return None
     if values.size != channels:
@@ -328,6 +350,8 @@ def substract_mean_normalize(mat: Mat, mean, norm) -> None:
     x86 Scale kernel fuses the multiply-add, which we reproduce (float64 product, one rounding).
     An empty (or None) list skips that part.
     """
+    if not isinstance(mat, Mat):
+        raise MatError(f"substract_mean_normalize expects a Mat, got {type(mat).__name__}")
     data = mat.numpy()
     if mat.empty():
         raise MatError("substract_mean_normalize: the Mat is empty")

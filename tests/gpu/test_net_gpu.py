@@ -114,8 +114,8 @@ def test_threads_share_one_net():
 
 def test_no_device_falls_back_to_cpu_with_one_warning(monkeypatch):
     monkeypatch.setattr(instance, "get_gpu_count", lambda: 0)
-    from vkncnn import net as net_module
-    monkeypatch.setattr(net_module, "_warned", set())
+    from vkncnn import log
+    monkeypatch.setattr(log, "_warned", set())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         net = _net()
@@ -178,8 +178,8 @@ def test_destroy_gpu_instance_while_net_alive_is_safe():
 
 
 def _fresh_warnings(monkeypatch):
-    from vkncnn import net as net_module
-    monkeypatch.setattr(net_module, "_warned", set())
+    from vkncnn import log
+    monkeypatch.setattr(log, "_warned", set())
 
 
 def test_device_that_fails_to_create_falls_back_with_one_warning(monkeypatch):

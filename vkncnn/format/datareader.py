@@ -1,16 +1,26 @@
 """DataReader: where model bytes come from (a path, a file object, bytes, or zeros).
 
 ncnn's readers expose `scan` (text) and `read` (binary). Here a reader only needs
-`read(size) -> bytes`; text params are read whole and parsed as text. A user
+`read(size) -> bytes`; text params are decoded and parsed as they are read. A user
 subclass in pyncnn style, `read(self, buf, size) -> int`, is adapted by `as_reader`.
+
+Every source is read in bounded pieces, as the parser or the layers ask, so a path
+is exactly as safe as a file object: a 2 GB .param stops at the size limit, a FIFO or
+a device is refused before it is opened, a many-GB .bin is never slurped whole.
 """
 
 from __future__ import annotations
 
-import io
+import contextlib
 import os
+import stat
+from dataclasses import dataclass
 
-from ..errors import ModelFormatError
+from ..errors import ArgumentTypeError, Error, ModelFileError, ModelFormatError
+
+# The most bytes asked of a reader in one call when its length is unknown: memory then
+# grows with what actually arrives, never with what a header claims.
+READ_CHUNK = 1 << 20
 
 
 class DataReader:
@@ -22,9 +32,10 @@ class DataReader:
         raise ModelFormatError(f"{type(self).__name__} does not implement read_bytes")
 
     def read_all(self, limit: int) -> bytes:
+        """Up to `limit` bytes: everything if the source holds less."""
         chunks, total = [], 0
         while total < limit:
-            chunk = self.read_bytes(min(1 << 20, limit - total))
+            chunk = read_some(self, min(READ_CHUNK, limit - total))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -32,11 +43,54 @@ class DataReader:
         return b"".join(chunks)
 
 
+def read_some(reader: DataReader, size: int) -> bytes:
+    """reader.read_bytes(size), checked: whatever a source does wrong (a closed file, an
+    I/O error, a user reader that raises or returns the wrong thing) is a vkncnn error."""
+    name = str(getattr(reader, "name", "<reader>"))
+    try:
+        data = reader.read_bytes(size)
+    except Error:
+        raise
+    except Exception as e:  # exactly the foreign errors a user's source can throw
+        raise ModelFileError(f"{name}: reading {size} bytes failed: {type(e).__name__}: {e}") from e
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ModelFormatError(f"{name}: read_bytes({size}) returned {type(data).__name__}, expected bytes")
+    data = bytes(data)
+    if len(data) > size:
+        raise ModelFormatError(f"{name}: read_bytes({size}) returned {len(data)} bytes, more than asked")
+    return data
+
+
+def read_exactly(reader: DataReader, size: int) -> bytes:
+    """Up to `size` bytes, fewer only at the end of the source.
+
+    A reader that knows its length (`remaining`) was checked against `size` by the
+    caller and is asked for it at once; any other is read a chunk at a time, so a
+    damaged size field costs only the bytes that really arrive.
+    """
+    known = getattr(reader, "remaining", None) is not None
+    first = read_some(reader, size if known else min(size, READ_CHUNK))
+    if len(first) == size or not first:
+        return first
+    parts, got = [first], len(first)
+    while got < size:
+        part = read_some(reader, min(size - got, READ_CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
 class DataReaderFromMemory(DataReader):
     def __init__(self, data, name: str = "<memory>") -> None:
         if isinstance(data, str):
             data = data.encode("utf-8")
-        self._view = memoryview(data).cast("B")
+        try:
+            self._view = memoryview(data).cast("B")
+        except (TypeError, ValueError, BufferError) as e:
+            raise ModelFormatError(f"{name}: expected bytes-like data (bytes, bytearray, a contiguous "
+                                   f"memoryview), got {type(data).__name__}: {e}") from None
         self._pos = 0
         self.name = name
 
@@ -51,15 +105,110 @@ class DataReaderFromMemory(DataReader):
 
 
 class DataReaderFromStream(DataReader):
+    """A user's file object; a text-mode one is encoded as UTF-8 (never more than asked)."""
+
     def __init__(self, stream, name: str | None = None) -> None:
         self._stream = stream
-        self.name = name or getattr(stream, "name", "<stream>")
+        self._spill = b""  # encoded text beyond what the last call asked for
+        self.name = name or str(getattr(stream, "name", "<stream>"))
 
     def read_bytes(self, size: int) -> bytes:
+        if self._spill:
+            data, self._spill = self._spill[:size], self._spill[size:]
+            return data
         data = self._stream.read(size)
         if isinstance(data, str):
             data = data.encode("utf-8", "surrogateescape")
+            data, self._spill = data[:size], data[size:]
         return data or b""
+
+
+@dataclass(frozen=True)
+class FileLimit:
+    """What a path must hold: `max_bytes` (None: no limit) and the error past it."""
+
+    kind: str = "model"
+    max_bytes: int | None = None
+    error: type[Error] = ModelFormatError
+
+
+class DataReaderFromFile(DataReader):
+    """A regular file opened by path and read as asked; `close()` releases it.
+
+    `remaining` comes from the size fstat gave at open, so a weight request larger
+    than the file is refused before anything is allocated.
+    """
+
+    def __init__(self, path, limit: FileLimit = FileLimit()) -> None:
+        self.name = _display(path)
+        fd, self.size = _open_regular(path, self.name, limit)
+        try:
+            self._file = os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+        self._pos = 0
+
+    @property
+    def remaining(self) -> int:
+        return max(0, self.size - self._pos)
+
+    def read_bytes(self, size: int) -> bytes:
+        data = self._file.read(size)
+        self._pos += len(data)
+        return data
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def _display(path) -> str:
+    return os.fsdecode(path) if isinstance(path, bytes) else str(path)
+
+
+_NOT_REGULAR = [(stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                (stat.S_ISSOCK, "a socket")]
+
+
+def _check_regular(st: os.stat_result, name: str, limit: FileLimit) -> None:
+    if not stat.S_ISREG(st.st_mode):
+        what = next((text for test, text in _NOT_REGULAR if test(st.st_mode)), "not a regular file")
+        raise ModelFileError(f"{name}: is {what}; expected a regular {limit.kind} file")
+    if limit.max_bytes is not None and st.st_size > limit.max_bytes:
+        raise limit.error(f"{name}: {st.st_size} bytes, larger than the {limit.max_bytes}-byte limit "
+                          f"for a {limit.kind} file")
+
+
+def _open_regular(path, name: str, limit: FileLimit) -> tuple[int, int]:
+    """A read-only descriptor of a regular file and its size.
+
+    stat first, so a FIFO, a device or a directory is refused without being opened
+    (opening a FIFO blocks until a writer comes; opening some devices acts on them).
+    The open itself is non-blocking in case the path changed in between, and the
+    descriptor is checked again with fstat.
+    """
+    try:
+        st = os.stat(path)
+    except (ValueError, TypeError) as e:  # a NUL byte, an unencodable name
+        raise ModelFileError(f"{name!r}: cannot be used as a path: {e}") from None
+    except OSError as e:
+        raise ModelFileError(f"{name}: cannot open: {e.strerror or e}") from None
+    _check_regular(st, name, limit)
+    flags = os.O_RDONLY  # read-only: loading never touches the user's file
+    for extra in ("O_NONBLOCK", "O_NOCTTY", "O_CLOEXEC", "O_BINARY"):
+        flags |= getattr(os, extra, 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise ModelFileError(f"{name}: cannot open: {e.strerror or e}") from None
+    try:
+        st = os.fstat(fd)
+        _check_regular(st, name, limit)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, st.st_size
 
 
 class DataReaderFromEmpty(DataReader):
@@ -85,26 +234,42 @@ class _PyncnnStyleReader(DataReader):
         return bytes(buf[:max(0, min(got, size))])
 
 
-def as_reader(source) -> tuple[DataReader, str]:
-    """A DataReader and a display name for a path, file object, bytes or DataReader."""
+def as_reader(source, limit: FileLimit = FileLimit()) -> tuple[DataReader, str]:
+    """A DataReader and a display name for a path, file object, bytes or DataReader.
+
+    A path becomes a DataReaderFromFile that the caller must close (`opened_reader`
+    does); `limit` refuses a larger file before a byte of it is read.
+    """
     if isinstance(source, DataReader):
         if type(source).read_bytes is DataReader.read_bytes and hasattr(source, "read"):
             wrapped = _PyncnnStyleReader(source)
             return wrapped, wrapped.name
-        return source, source.name
+        return source, str(getattr(source, "name", "<reader>"))
     if isinstance(source, (bytes, bytearray, memoryview)):
         return DataReaderFromMemory(source), "<memory>"
     if isinstance(source, (str, os.PathLike)):
-        path = os.fspath(source)
         try:
-            with open(path, "rb") as f:  # read-only: loading never touches the user's file
-                data = f.read()
-        except OSError as e:
-            raise ModelFormatError(f"{path}: cannot open: {e.strerror or e}") from None
-        return DataReaderFromMemory(data, path), path
+            path = os.fspath(source)
+        except TypeError as e:  # a PathLike whose __fspath__ returns something else
+            raise ModelFileError(f"{type(source).__name__}: not a usable path: {e}") from None
+        reader = DataReaderFromFile(path, limit)
+        return reader, reader.name
     if hasattr(source, "read"):
-        return DataReaderFromStream(source), getattr(source, "name", "<stream>")
-    if isinstance(source, io.IOBase):  # pragma: no cover - covered by hasattr(read)
-        return DataReaderFromStream(source), "<stream>"
-    raise ModelFormatError(
+        name = str(getattr(source, "name", "<stream>"))
+        if getattr(source, "closed", False) is True:
+            raise ModelFileError(f"{name}: the file object is closed; expected an open file")
+        return DataReaderFromStream(source, name), name
+    raise ArgumentTypeError(
         f"expected a path, bytes, a file object or a DataReader, got {type(source).__name__}")
+
+
+@contextlib.contextmanager
+def opened_reader(source, limit: FileLimit = FileLimit()):
+    """`as_reader` as a context: a file this opened (a path) is closed on the way out;
+    a file object or reader the caller gave stays as it is."""
+    reader, name = as_reader(source, limit)
+    try:
+        yield reader, name
+    finally:
+        if isinstance(reader, DataReaderFromFile):
+            reader.close()

@@ -6,15 +6,21 @@ type 0 starts with a 4-byte storage flag (fp32, fp16, int8 or an 8-bit table).
 Every tensor is padded to 4 bytes.
 
 Sizes are checked against the bytes left before anything is allocated, so a
-damaged or hostile file can never make us allocate more than it holds.
+damaged or hostile file can never make us allocate more than it holds. A source of
+unknown length (a stream, a user's reader) is read a chunk at a time, so memory
+grows with the bytes that really arrive, not with what a size field claims; zeros
+(DataReaderFromEmpty) are bounded by the machine's memory budget.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..errors import WeightError
-from .datareader import DataReader, DataReaderFromEmpty, DataReaderFromMemory
+from ..memory_budget import default_budget, human
+from .datareader import DataReader, DataReaderFromEmpty, DataReaderFromMemory, read_exactly
 
 FLAG_FP32 = 0x00000000
 FLAG_FP32_ALT = 0x0002C056
@@ -34,13 +40,13 @@ class ModelBin:
     """Base: `load(w, type)`, `load(w, h, type)`, `load(w, h, c, type)` as in ncnn."""
 
     def load(self, *dims_and_type) -> np.ndarray:
-        *dims, type_ = dims_and_type
-        if not 1 <= len(dims) <= 4:
+        if not 2 <= len(dims_and_type) <= 5:
             raise WeightError(f"load() takes 1-4 dims and a type, got {dims_and_type}")
+        *dims, type_ = dims_and_type
         dims = [int(d) for d in dims]
         if any(d < 0 for d in dims):
             raise WeightError(f"{self._where()}negative weight size {dims}")
-        n = int(np.prod(dims, dtype=np.int64))
+        n = math.prod(dims)  # exact: an int64 product of hostile sizes could wrap to a small one
         flat = self.load_flat(n, int(type_))
         return flat.reshape(dims[::-1])
 
@@ -67,8 +73,10 @@ class ModelBinFromDataReader(ModelBin):
 
     def _check_budget(self, nbytes: int, what: str) -> None:
         if isinstance(self.reader, DataReaderFromEmpty):
-            if nbytes > MAX_TENSOR_ELEMENTS * 4:
-                raise WeightError(f"{self._where()}{what} of {nbytes} bytes is absurdly large")
+            # zeros cost what they claim: a tensor beyond the memory budget cannot be made
+            if nbytes > min(MAX_TENSOR_ELEMENTS * 4, default_budget()):
+                raise WeightError(f"{self._where()}{what} of {nbytes} bytes ({human(nbytes)}) is more than "
+                                  f"this machine's memory budget of {human(default_budget())}")
             return
         remaining = getattr(self.reader, "remaining", None)
         if remaining is not None and nbytes > remaining:
@@ -80,7 +88,7 @@ class ModelBinFromDataReader(ModelBin):
 
     def _read(self, nbytes: int, what: str) -> bytes:
         self._check_budget(nbytes, what)
-        data = self.reader.read_bytes(nbytes)
+        data = read_exactly(self.reader, nbytes)
         if len(data) != nbytes:
             raise WeightError(
                 f"{self._where()}{what}: expected {nbytes} bytes, file ended after {len(data)}")

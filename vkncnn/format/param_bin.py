@@ -11,7 +11,7 @@ import numpy as np
 
 from ..errors import ParamError
 from ..layer_types import CUSTOM_BIT, LAYER_TYPE_NAMES
-from .graph_spec import MAGIC, GraphSpec, LayerSpec
+from .graph_spec import MAGIC, MAX_BLOB_COUNT, MAX_LAYER_COUNT, GraphSpec, LayerSpec
 from .paramdict import MAX_PARAM_COUNT, ParamDict, RawWord
 
 _END = -233
@@ -68,14 +68,32 @@ def _read_params(words: _Words, where: str) -> ParamDict:
                              "or -233 to end)")
 
 
-def parse_param_bin(data: bytes, source: str = "<param.bin>",
-                    custom_names: dict[int, str] | None = None) -> GraphSpec:
-    words = _Words(data, source)
+HEADER_BYTES = 12  # magic, layer count, blob count
+
+
+def check_header(head: bytes, source: str) -> tuple[int, int]:
+    """(layer_count, blob_count) from the first 12 bytes, checked: a caller reading a
+    stream refuses a wrong or absurd header before reading the rest."""
+    words = _Words(head[:HEADER_BYTES], source)
     magic = words.one("the magic number")
     if magic != MAGIC:
         raise ParamError(f"{source}: expected magic number {MAGIC}, got {magic}")
     layer_count = words.one("layer count")
     blob_count = words.one("blob count")
+    for what, count, cap in (("layer", layer_count, MAX_LAYER_COUNT), ("blob", blob_count, MAX_BLOB_COUNT)):
+        if count > cap:
+            raise ParamError(f"{source}: {what} count {count} is above vkncnn's limit of {cap}, far above "
+                             "any real model (see format/graph_spec.py)")
+        if count <= 0:
+            raise ParamError(f"{source}: {what} count must be positive, got {count}")
+    return layer_count, blob_count
+
+
+def parse_param_bin(data: bytes, source: str = "<param.bin>",
+                    custom_names: dict[int, str] | None = None) -> GraphSpec:
+    layer_count, blob_count = check_header(data, source)
+    words = _Words(data, source)
+    words.pos = HEADER_BYTES // 4
     # Every layer takes at least 4 words, every blob index one: bound counts by file size.
     if not 0 < layer_count <= len(words.words) // 4:
         raise ParamError(f"{source}: layer count {layer_count} impossible for a {len(data)}-byte file")

@@ -6,17 +6,23 @@
 
 Values: int (`0=3`), float (`1=1e-5`, `2=.5`), string (`6="a b"`, `9=w*2`),
 arrays in the new form (`3=1,2,3`) and the old one (`-23303=3,1,2,3`).
-Every error names the file and line and says what was expected.
+Every error names the file and line and says what was expected. A file is parsed as it
+is read, so an error (a header declaring absurd counts, a bad token on line 4 of a huge
+file) is reported before the rest is read.
 """
 
 from __future__ import annotations
 
+import codecs
+import itertools
 import re
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
 from ..errors import ParamError
-from .graph_spec import MAGIC, GraphSpec, LayerSpec
+from .datareader import READ_CHUNK, DataReader, read_some
+from .graph_spec import MAGIC, MAX_BLOB_COUNT, MAX_LAYER_COUNT, GraphSpec, LayerSpec
 from .paramdict import MAX_PARAM_COUNT, ParamDict
 
 _ARRAY_KEY_BASE = -23300
@@ -27,6 +33,10 @@ _NUMBER = re.compile(f"^{_NUMBER_TEXT}$")
 # A plain character class: a repeated group would make `re` keep a backtracking
 # stack proportional to the array (100 MB for a hostile 200k-value array).
 _NUMBER_LIST_CHARS = re.compile(r"^[0-9eE+\-.,]*$")
+_TOKEN = re.compile(r"\S+")
+_HEAD_TOKEN = re.compile(r"\S{0,21}")
+_LONG_LINE = 1 << 16
+_TOO_MANY = " (vkncnn's limit, far above any real model; see format/graph_spec.py)"
 
 
 def _is_float_token(tok: str) -> bool:
@@ -36,43 +46,109 @@ def _is_float_token(tok: str) -> bool:
 class _Tokens:
     """Whitespace tokens with their line numbers (ncnn's parse is token-based).
 
-    Lines are split only when reached, so memory stays proportional to one line.
+    Lines come from an iterator and are split only when reached, so memory stays
+    proportional to one line and an error is reported as soon as it is read.
     """
 
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, lines: Iterator[tuple[int, str]], source: str) -> None:
         self.source = source
-        self._lines = iter(enumerate(text.splitlines(), 1))
-        self._line: list[str] = []
+        self._lines = lines
+        self._tokens: Iterator[str] = iter(())
+        self._next: str | None = None
         self._lineno = 0
-        self._i = 0
 
     def _fill(self) -> bool:
-        while self._i >= len(self._line):
+        while self._next is None:
+            self._next = next(self._tokens, None)
+            if self._next is not None:
+                break
             nxt = next(self._lines, None)
             if nxt is None:
                 return False
             self._lineno, line = nxt
-            self._line, self._i = line.split(), 0
+            # a long line is tokenized as it is consumed: split() would make a Python
+            # string of every token at once, ~30x the bytes of a hostile 200 MB line
+            self._tokens = iter(line.split()) if len(line) < _LONG_LINE else \
+                (m.group() for m in _TOKEN.finditer(line))
         return True
 
     def peek(self) -> tuple[str, int] | None:
-        return (self._line[self._i], self._lineno) if self._fill() else None
+        return (self._next, self._lineno) if self._fill() else None
 
     def next(self, what: str) -> tuple[str, int]:
         if not self._fill():
             raise ParamError(f"{self.source}:{max(1, self._lineno)}: file ends where {what} was expected")
-        self._i += 1
-        return self._line[self._i - 1], self._lineno
+        tok, self._next = self._next, None
+        return tok, self._lineno
 
-    def next_int(self, what: str, lo: int = 0, hi: int = 1 << 30) -> int:
+    def next_int(self, what: str, lo: int = 0, hi: int = 1 << 30, why: str = "") -> int:
         tok, line = self.next(what)
         try:
             value = int(tok)
         except ValueError:
             raise ParamError(f"{self.source}:{line}: expected {what} (an integer), got {tok[:40]!r}") from None
         if not lo <= value <= hi:
-            raise ParamError(f"{self.source}:{line}: {what} must be in {lo}..{hi}, got {value}")
+            raise ParamError(f"{self.source}:{line}: {what} must be in {lo}..{hi}, got {value}"
+                             f"{why if value > hi else ''}")
         return value
+
+
+def _numbered_lines(pieces: Iterable[str]) -> Iterator[tuple[int, str]]:
+    """(line number, line) from text that arrives in pieces, with str.splitlines' idea of
+    a line break; a line split over several pieces is joined once, when it ends."""
+    partial: list[str] = []  # the start of a line whose break has not arrived yet
+    lineno = 0
+    carry = ""
+    for piece in pieces:
+        piece = carry + piece
+        # a CR at the end may be the first half of a CRLF: decide with the next piece
+        carry = "\r" if piece.endswith("\r") else ""
+        if carry:
+            piece = piece[:-1]
+        lines = piece.splitlines(True)
+        if not lines:
+            continue
+        last = lines.pop()
+        if lines:
+            lines[0] = "".join(partial) + lines[0]
+            partial = []
+            for line in lines:
+                lineno += 1
+                yield lineno, line
+        if len(last.splitlines()[0]) != len(last):  # the piece ended with a line break
+            lineno += 1
+            yield lineno, "".join(partial) + last
+            partial = []
+        else:
+            partial.append(last)
+    if partial or carry:
+        yield lineno + 1, "".join(partial) + carry
+
+
+def _text_pieces(text: str) -> Iterator[str]:
+    for start in range(0, len(text), READ_CHUNK):
+        yield text[start:start + READ_CHUNK]
+
+
+def _decoded_pieces(reader: DataReader, source: str, max_bytes: int) -> Iterator[str]:
+    """UTF-8 text from a reader, a chunk at a time, refusing more than max_bytes."""
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    consumed = 0
+    while True:
+        chunk = read_some(reader, READ_CHUNK)
+        if consumed + len(chunk) > max_bytes:
+            raise ParamError(f"{source}: larger than the {max_bytes}-byte limit for a .param file")
+        held = len(decoder.getstate()[0])  # bytes of a character cut by the last chunk
+        try:
+            text = decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as e:
+            raise ParamError(f"{source}: not UTF-8 text at byte {consumed - held + e.start} (a binary "
+                             ".param? use load_param_bin)") from None
+        consumed += len(chunk)
+        if text:
+            yield text
+        if not chunk:
+            return
 
 
 def _parse_number(tok: str, where: str) -> int | float:
@@ -116,6 +192,8 @@ def _read_value(tokens: _Tokens, first: str, where: str):
     if first.startswith('"'):
         text = first
         while not (len(text) >= 2 and text.endswith('"')):
+            if len(text) > _MAX_NAME + 2:  # checked as it grows: an unclosed quote must not eat the file
+                break
             tok, _ = tokens.next('the closing quote of a string param')
             text += " " + tok
         if len(text) > _MAX_NAME + 2:
@@ -162,13 +240,42 @@ def _parse_params(tokens: _Tokens, spec_where: str) -> ParamDict:
 
 
 def parse_param_text(text: str, source: str = "<param>") -> GraphSpec:
-    tokens = _Tokens(text, source)
+    """Parse .param text already in memory."""
+    return _parse_pieces(_text_pieces(text), source)
+
+
+def parse_param_reader(reader: DataReader, source: str, max_bytes: int) -> GraphSpec:
+    """Parse a .param as it is read: the header is checked, and any error reported, before
+    the rest of the file is read; reading stops after the last declared layer."""
+    return _parse_pieces(_decoded_pieces(reader, source, max_bytes), source)
+
+
+def _parse_pieces(pieces: Iterator[str], source: str) -> GraphSpec:
+    first = next(pieces, "")
+    _check_magic_prefix(first, source)
+    return _parse(_Tokens(_numbered_lines(itertools.chain([first], pieces)), source), source)
+
+
+def _check_magic_prefix(text: str, source: str) -> None:
+    """Refuse, from the first chunk alone, text that cannot start with the magic number:
+    otherwise a file with no line break (zeros, random bytes that happen to be UTF-8)
+    would be read up to the size limit before its first token could be looked at."""
+    start = len(text) - len(text.lstrip())
+    head = _HEAD_TOKEN.match(text, start).group()
+    if head == str(MAGIC)[:len(head)]:
+        return  # the magic, or a prefix of it (a short first read): _parse decides
+    line = text.count("\n", 0, start) + 1
+    raise ParamError(f"{source}:{line}: expected magic number {MAGIC}, got {head[:20]!r} "
+                     "(not an ncnn .param, or one too old: regenerate it)")
+
+
+def _parse(tokens: _Tokens, source: str) -> GraphSpec:
     magic_tok, line = tokens.next("the magic number 7767517")
     if magic_tok != str(MAGIC):
         raise ParamError(f"{source}:{line}: expected magic number {MAGIC}, got {magic_tok[:20]!r} "
                          "(not an ncnn .param, or one too old: regenerate it)")
-    layer_count = tokens.next_int("layer count", 1)
-    blob_count = tokens.next_int("blob count", 1)
+    layer_count = tokens.next_int("layer count", 1, MAX_LAYER_COUNT, why=_TOO_MANY)
+    blob_count = tokens.next_int("blob count", 1, MAX_BLOB_COUNT, why=_TOO_MANY)
     spec = GraphSpec(source, layer_count, blob_count)
     for i in range(layer_count):
         if tokens.peek() is None:

@@ -34,12 +34,12 @@ class Fusions:
         return self.activation.get(li, li)
 
 
-def plan_fusions(net, schedule: list, target: int, on_gpu) -> Fusions:
+def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
     """Fusions for recording `schedule` (layer indices, in order) towards blob `target`;
     `on_gpu(layer)` says whether a layer runs a shader in this net."""
     fusions = Fusions()
     position = {li: i for i, li in enumerate(schedule)}
-    layers, blobs = net._layers, net._blobs
+    layers, blobs = graph.layers, graph.blobs
 
     def sole_reader(layer):
         """The one scheduled layer reading `layer`'s single output, when nothing else does."""

@@ -23,17 +23,22 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ..errors import Error, GpuError, LayerError
-from ..extractor import schedule_for
+from ..errors import GpuError, LayerError
+from ..graph import Graph
+from ..layer import layer_failure
+from ..log import warn_once
 from . import lifetime
 from .fusion import plan_fusions
 
 MAX_PLANS_PER_NET = 8
 
 
-def bind_net(net):
-    """A NetGpu for `net`, or None (numpy path) with one warning when no GPU can be used."""
-    from ..net import warn_once
+def bind_net(graph: Graph, opt, device_index: int | None):
+    """A NetGpu running `graph`, or None (numpy path) with one warning when no GPU can be used.
+
+    `device_index` is the one set_vulkan_device chose (None: the option's, else the best);
+    `opt` is the net's live Option, whose switches the device cannot honour are cleared.
+    """
 
     try:
         from . import instance
@@ -45,9 +50,9 @@ def bind_net(net):
     if count == 0:
         warn_once("vkncnn: no Vulkan device found; running on the CPU (numpy) path")
         return None
-    index = net._vkdev_index
+    index = device_index
     if index is None:
-        index = net.opt.vulkan_device_index if net.opt.vulkan_device_index >= 0 else instance.get_default_gpu_index()
+        index = opt.vulkan_device_index if opt.vulkan_device_index >= 0 else instance.get_default_gpu_index()
     if not 0 <= index < count:
         raise GpuError(f"set_vulkan_device({index}): only {count} Vulkan device(s) exist")
     try:
@@ -55,10 +60,10 @@ def bind_net(net):
     except GpuError as e:
         warn_once(f"vkncnn: Vulkan device {index} failed to start ({e}); running on the CPU path")
         return None
-    _sanitize_options(net.opt, vkdev)
-    for layer in net._layers:
+    _sanitize_options(opt, vkdev)
+    for layer in graph.layers:
         layer.vkdev = vkdev
-    return NetGpu(net, vkdev)
+    return NetGpu(graph, opt, vkdev)
 
 
 def _sanitize_options(opt, vkdev) -> None:
@@ -86,8 +91,9 @@ class NetGpu:
     plan back exactly once.
     """
 
-    def __init__(self, net, vkdev) -> None:
-        self.net = net
+    def __init__(self, graph: Graph, opt, vkdev) -> None:
+        self.graph = graph
+        self.opt = opt  # the net's live Option
         self.vkdev = vkdev
         self.weight_allocator = None
         self._idle: OrderedDict = OrderedDict()  # key -> idle plans, least recently used first
@@ -110,7 +116,7 @@ class NetGpu:
         from .command import VkTransfer
 
         self.weight_allocator = VkWeightAllocator(self.vkdev)
-        opt = self.net.opt.copy()
+        opt = self.opt.copy()
         opt.blob_vkallocator = self.weight_allocator
         cmd = VkTransfer(self.vkdev)
         try:
@@ -220,7 +226,7 @@ class NetGpu:
         for layer in layers:
             if self.gpu_layer(layer):
                 try:
-                    layer.destroy_pipeline(self.net.opt)
+                    layer.destroy_pipeline(self.opt)
                 except Exception:
                     pass
         if self.weight_allocator is not None:
@@ -299,7 +305,8 @@ class GpuExtractorState:
 
     def _opt_key(self):
         o = self.opt
-        return (o.use_fp16_storage, o.use_packing_layout, o.lightmode)
+        # the budget too: layers check it while recording, a replay checks nothing
+        return (o.use_fp16_storage, o.use_packing_layout, o.lightmode, getattr(o, "memory_budget", 0))
 
     def extract(self, target: int) -> np.ndarray:
         if target in self.blobs:
@@ -355,7 +362,7 @@ class GpuExtractorState:
     def _record_into(self, plan: Plan, target: int) -> None:
         from .command import HostSlot
 
-        net, vkdev = self.netgpu.net, self.netgpu.vkdev
+        graph, vkdev = self.netgpu.graph, self.netgpu.vkdev
         cmd, allocator = plan.cmd, plan.allocator
         opt = self.opt.copy()
         opt.blob_vkallocator = opt.workspace_vkallocator = allocator
@@ -392,8 +399,8 @@ class GpuExtractorState:
             d = cmd.record_download(device[bi], opt)
             return lambda: d.array
 
-        schedule = schedule_for(net, target, available=lambda bi: bi in device or bi in host)
-        fusions = plan_fusions(net, schedule, target, self.netgpu.gpu_layer)
+        schedule = graph.schedule(target, available=lambda bi: bi in device or bi in host)
+        fusions = plan_fusions(graph, schedule, target, self.netgpu.gpu_layer)
         by_dispatch = self.netgpu.profile == "dispatches"
         if self.netgpu.profile:
             from .timestamps import LayerTimer
@@ -403,7 +410,7 @@ class GpuExtractorState:
             plan.timer = LayerTimer(vkdev, per_layer * len(schedule) + 2)
             plan.timer.start(cmd)
         for li in schedule:
-            layer = net._layers[li]
+            layer = graph.layers[li]
             if by_dispatch:
                 cmd.after_dispatch = (lambda name, label=f"{layer.type} {layer.name}":
                                       plan.timer.mark(cmd, f"{label} {name}"))
@@ -414,13 +421,13 @@ class GpuExtractorState:
                            for bi in layer.bottoms]
                 try:
                     tops = self._record_gpu_layer(li, layer, bottoms, cmd, opt, fusions, on_device, host, device)
-                except Error as e:
-                    raise type(e)(f"layer {layer.name!r} ({layer.type}) on GPU: {e}") from None
+                except Exception as e:
+                    raise layer_failure(layer, e, "on GPU") from e
                 if len(tops) != len(layer.tops):
                     raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, "
                                      f"expected {len(layer.tops)}")
                 # a fused dispatch stores only the last folded layer's blob, never its own
-                for bi, v in zip(net._layers[fusions.output_layer(li)].tops, tops):
+                for bi, v in zip(graph.layers[fusions.output_layer(li)].tops, tops):
                     device[bi] = v
                     owned.add(bi)
                 if plan.timer is not None and not by_dispatch:
@@ -439,7 +446,7 @@ class GpuExtractorState:
 
     def _record_gpu_layer(self, li, layer, bottoms, cmd, opt, fusions, on_device, host, device) -> list:
         """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
-        layers = self.netgpu.net._layers
+        layers = self.netgpu.graph.layers
         if li in fusions.residual:
             eltwise, other, act = fusions.residual[li]
             pack = _wanted_elempack(layers[eltwise], host.get(other), device.get(other), opt)
@@ -460,10 +467,8 @@ class GpuExtractorState:
             bottoms = [g() for g in getters]
             try:
                 tops = layer.forward_cpu(bottoms, opt)
-            except Error as e:
-                raise type(e)(f"layer {layer.name!r} ({layer.type}): {e}") from None
             except Exception as e:
-                raise LayerError(f"layer {layer.name!r} ({layer.type}) failed: {type(e).__name__}: {e}") from e
+                raise layer_failure(layer, e) from e
             for slot, arr in zip(out_slots, tops):
                 # int8 tops (a requantizing int8 layer) stay int8 for the next int8 layer
                 keep = arr.dtype in (np.float32, np.int8)
@@ -476,11 +481,11 @@ class GpuExtractorState:
             host[bi] = slot.array
 
     def _release_consumed(self, li, device, owned, pending, target) -> None:
-        net = self.netgpu.net
-        for bi in net._layers[li].bottoms:
+        graph = self.netgpu.graph
+        for bi in graph.layers[li].bottoms:
             if bi == target or bi not in owned:
                 continue
-            left = pending.get(bi, len(net._blobs[bi].consumers)) - 1
+            left = pending.get(bi, len(graph.blobs[bi].consumers)) - 1
             pending[bi] = left
             if left <= 0 and bi in device:
                 device.pop(bi).release()

@@ -21,6 +21,7 @@ import functools
 import numpy as np
 
 from ..errors import GpuError
+from ..memory_budget import check_alloc
 from . import lifetime
 
 
@@ -39,6 +40,10 @@ class VkMat:
         self.cstep = self.w * self.h * self.d
         self.data = None  # VkBufferMemory
         if allocator is not None and dims > 0 and self.total() > 0:
+            # an allocator that carries a net's opt.memory_budget holds every device blob to it;
+            # without one, the allocator's own limit (the device's heaps) is the only one
+            if getattr(allocator, "memory_budget", None):
+                check_alloc(allocator, self.numpy_shape(), self.scalar_size(), "a device buffer")
             self.data = allocator.fastMalloc(self.total() * self.elemsize)
             self.data.refcount = 1
 

@@ -36,6 +36,9 @@ from vkncnn.gpu.conv import (
 )
 from vkncnn.gpu.layer_pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
+
+from .alloc_limit import check_window
 
 
 def load_window_params(layer, pd) -> None:
@@ -178,7 +181,7 @@ class Convolution(Layer):
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
         if self.dynamic_weight:
-            return [self._forward_dynamic(bottoms)]
+            return [self._forward_dynamic(bottoms, opt)]
         use_int8 = bool(self.int8_scale_term) and getattr(opt, "use_int8_inference", True)
         if x.ndim == 1 and self.kernel_w == 1 and self.kernel_h == 1 and self.flat_input_path and not use_int8:
             return [self._forward_flat(x)]
@@ -186,12 +189,13 @@ class Convolution(Layer):
         self._check_channels(x.shape[0], self.num_input_g)
         kernel = (self.kernel_h, self.kernel_w)
         if use_int8:
-            return [self._forward_int8(x)]
+            return [self._forward_int8(x, opt)]
         x = x.astype(np.float32, copy=False)
         pads = conv.conv_padding(x.shape[1], x.shape[2], kernel, self._stride, self._dilation, self.pads)
-        self._check_extent(x, pads, kernel)
-        return [self._fp32_kernel()(x, pads, self.pad_value, getattr(opt, "num_threads", 1),
-                                    self.channels_last_top)]
+        ph, pw, oh, ow = self._check_extent(x, pads, kernel)
+        fp32_kernel = self._fp32_kernel()
+        check_window(opt, (x.shape[0], ph, pw), (self.num_output, oh, ow), fp32_kernel.column_count(x.shape[0], oh, ow))
+        return [fp32_kernel(x, pads, self.pad_value, getattr(opt, "num_threads", 1), self.channels_last_top)]
 
     def _fp32_kernel(self) -> ConvKernel:
         """The numpy convolution with its prepared weights, made once (again only if the
@@ -229,12 +233,20 @@ class Convolution(Layer):
             raise ShapeError(f"input has {channels} channels but the weights expect "
                              f"{num_input_g * self.group} ({num_input_g} per group x {self.group} groups)")
 
-    def _pad(self, x: np.ndarray, kernel, value) -> np.ndarray:
+    def _pad(self, x: np.ndarray, kernel, value, opt, outc: int, itemsize: int = 4) -> np.ndarray:
+        """x padded for conv.conv2d, once the buffers it and conv2d make fit the budget
+        (`itemsize`: 8 on the int8 path, where conv2d copies the padded input to float64 and
+        sums in it)."""
         pads = conv.conv_padding(x.shape[1], x.shape[2], kernel, self._stride, self._dilation, self.pads)
-        self._check_extent(x, pads, kernel)
+        ph, pw, oh, ow = self._check_extent(x, pads, kernel)
+        taps = kernel[0] * kernel[1]
+        depthwise = x.shape[0] == self.group and taps > 1  # conv2d's per-tap path: no columns
+        check_window(opt, (x.shape[0], ph, pw), (outc, oh, ow), itemsize=itemsize,
+                     columns=0 if depthwise or taps == 1 else x.shape[0] * taps * oh * ow)
         return conv.pad_planes(x, *pads, value)
 
-    def _check_extent(self, x: np.ndarray, pads, kernel) -> None:
+    def _check_extent(self, x: np.ndarray, pads, kernel) -> tuple[int, int, int, int]:
+        """(padded h, padded w, output h, output w); a ShapeError if the kernel does not fit."""
         top, bottom, left, right = pads
         ph, pw = x.shape[1] + top + bottom, x.shape[2] + left + right
         ext_h = conv.kernel_extent(kernel[0], self.dilation_h)
@@ -242,6 +254,7 @@ class Convolution(Layer):
         if ph < ext_h or pw < ext_w:
             raise ShapeError(f"input {x.shape[1]}x{x.shape[2]} (padded {ph}x{pw}) is "
                              f"smaller than the kernel extent {ext_h}x{ext_w}")
+        return ph, pw, (ph - ext_h) // self.stride_h + 1, (pw - ext_w) // self.stride_w + 1
 
     def _forward_flat(self, x: np.ndarray) -> np.ndarray:
         """ncnn's 1-D compatibility path: a 1x1 convolution over a flat vector is an InnerProduct.
@@ -257,12 +270,12 @@ class Convolution(Layer):
             out = out + self.bias_data
         return fused_activation(out, self.activation_type, self.activation_params)
 
-    def _forward_int8(self, x: np.ndarray) -> np.ndarray:
+    def _forward_int8(self, x: np.ndarray, opt) -> np.ndarray:
         kernel = (self.kernel_h, self.kernel_w)
         xq = x if x.dtype == np.int8 else conv.quantize(x, self.bottom_int8_scale)
         # ncnn pads the int8 tensor: the pad value is converted to int8 as C does (truncation)
         pad_q = np.array(int(np.trunc(self.pad_value))).astype(np.int8)
-        xp = self._pad(xq, kernel, pad_q)
+        xp = self._pad(xq, kernel, pad_q, opt, self.num_output, itemsize=8)
         acc = conv.conv2d(xp, self.weight_int8, kernel, self._stride, self._dilation, dtype=np.float64)
         out = acc.astype(np.float32) * self.scale_in[:, None, None]
         if self.bias_data is not None:
@@ -272,7 +285,7 @@ class Convolution(Layer):
             return conv.quantize(out, self.top_int8_scale)
         return out
 
-    def _forward_dynamic(self, bottoms) -> np.ndarray:
+    def _forward_dynamic(self, bottoms, opt) -> np.ndarray:
         """Weight (outc, inc_g, kh, kw) and bias come as blobs 1 and 2."""
         need = 3 if self.bias_term else 2
         if len(bottoms) < need:
@@ -293,7 +306,7 @@ class Convolution(Layer):
         x = self._as_planes(x)
         self._check_channels(x.shape[0], inc_g)
         wmat = conv.prepare_conv_weight(weight, outc, self.group, (kh, kw))
-        xp = self._pad(x.astype(np.float32, copy=False), (kh, kw), self.pad_value)
+        xp = self._pad(x.astype(np.float32, copy=False), (kh, kw), self.pad_value, opt, outc)
         out = conv.conv2d(xp, wmat, (kh, kw), self._stride, self._dilation, bias)
         return fused_activation(out, self.activation_type, self.activation_params)
 
@@ -350,6 +363,8 @@ class Convolution(Layer):
             raise ShapeError(f"input {plane.h}x{plane.w} (padded {ph}x{pw}) is smaller than the kernel "
                              f"extent {ext_h}x{ext_w}")
         outh, outw = (ph - ext_h) // self.stride_h + 1, (pw - ext_w) // self.stride_w + 1
+        # the shaders read the input through the pads: no padded copy, only the output
+        check_alloc(opt, (self.num_output, outh, outw), x.scalar_size(), "the output")
         geometry = ConvGeometry(self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w,
                                 self.stride_h, top, left, self.pad_value)
         shape = (self.num_output,) if flat else (self.num_output, outh, outw)

@@ -18,6 +18,9 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.conv import ConvGeometry, Plane, check_weight_storage, record_conv, upload_conv_weights
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
+
+from .window1d import check_conv1d_budget
 
 
 @register_layer("Convolution1D")
@@ -88,6 +91,8 @@ class Convolution1D(Layer):
             raise ShapeError(f"input has {x.shape[0]} channels (rows) but the weights expect {num_input}")
         x = x.astype(np.float32, copy=False)[:, None, :]          # (c, 1, w)
         left, right = self._pads(x.shape[2], kernel_w)
+        check_conv1d_budget(opt, x.shape[0], x.shape[2] + left + right, wmat, kernel_w, self.stride_w,
+                            self.dilation_w)
         xp = conv.pad_planes(x, 0, 0, left, right, self.pad_value)
         extent = conv.kernel_extent(kernel_w, self.dilation_w)
         if xp.shape[2] < extent:
@@ -127,6 +132,7 @@ class Convolution1D(Layer):
         if padded < extent:
             raise ShapeError(f"input length {plane.w} (padded {padded}) is shorter than the kernel extent {extent}")
         outw = (padded - extent) // self.stride_w + 1
+        check_alloc(opt, (self.num_output, outw), x.scalar_size(), "the output")  # pads come from params
         geometry = ConvGeometry(self.kernel_w, 1, self.dilation_w, 1, self.stride_w, 1, 0, left, self.pad_value)
         return [record_conv(self, cmd, opt, x, plane, (self.num_output, outw), geometry, "gemm", deconv=False)]
 

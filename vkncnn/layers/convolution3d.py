@@ -11,6 +11,8 @@ with `group`. Runs on numpy in GPU nets too (no shader).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from vkncnn.cpu_fallback import conv3d
@@ -18,7 +20,7 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
 
-from .alloc_limit import check_elements
+from .alloc_limit import check_elements, check_window
 from .window3d import as_volume, check_window3d_params, kernel3d, load_window3d_params, pads3d
 
 
@@ -66,14 +68,16 @@ class Convolution3D(Layer):
         pads = conv3d.same_or_explicit_pads(x.shape[1:], kernel, stride, dilation, pads3d(self))
         if pads is None:
             raise ParamError(f"pads {pads3d(self)} mix explicit and negative values")
-        check_elements(x.shape[0] * int(np.prod([n + b + a for n, (b, a) in zip(x.shape[1:], pads)])),
-                       "the padded input")
+        padded = tuple(n + b + a for n, (b, a) in zip(x.shape[1:], pads))
+        out_size = [conv3d.output_extent(n, k, s, d) for n, k, s, d in zip(padded, kernel, stride, dilation)]
+        columns = x.shape[0] * math.prod(kernel) * math.prod(max(n, 0) for n in out_size)
+        check_elements(x.shape[0] * math.prod(padded), "the padded input")
+        check_elements(columns, "the im2col matrix")
+        check_window(opt, (x.shape[0], *padded), (self.num_output, *out_size), columns)
         xp = conv3d.pad_volume(x.astype(np.float32, copy=False), pads, self.pad_value)
         extents = [conv3d.kernel_extent(k, d) for k, d in zip(kernel, dilation)]
         if any(n < e for n, e in zip(xp.shape[1:], extents)):
             raise ShapeError(f"input {x.shape[1:]} (padded {xp.shape[1:]}) is smaller than the "
                              f"kernel extent {tuple(extents)} (d, h, w)")
-        out_size = [conv3d.output_extent(n, k, s, d) for n, k, s, d in zip(xp.shape[1:], kernel, stride, dilation)]
-        check_elements(x.shape[0] * int(np.prod(kernel)) * int(np.prod(out_size)), "the im2col matrix")
         out = conv3d.conv3d(xp, self.weight_mat, kernel, stride, dilation, self.bias_data)
         return [fused_activation(out, self.activation_type, self.activation_params)]

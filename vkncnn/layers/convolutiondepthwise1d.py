@@ -25,10 +25,12 @@ from vkncnn.gpu.conv import (
     upload_conv_weights,
 )
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 from .alloc_limit import check_elements
 from .window1d import (
     as_sequence,
+    check_conv1d_budget,
     check_dynamic_inputs,
     check_groups,
     check_window1d_params,
@@ -76,6 +78,8 @@ class ConvolutionDepthWise1D(Layer):
         check_groups(x.shape[0], inc_g, self.group)
         left, right = conv1d_pads(x.shape[1], kernel_w, self.stride_w, self.dilation_w, self.pad_left, self.pad_right)
         check_elements(x.shape[0] * (x.shape[1] + left + right) * max(1, kernel_w), "the padded input")
+        check_conv1d_budget(opt, x.shape[0], x.shape[1] + left + right, wmat, kernel_w, self.stride_w,
+                            self.dilation_w)
         xp = conv.pad_planes(x[:, None, :], 0, 0, left, right, self.pad_value)
         extent = conv.kernel_extent(kernel_w, self.dilation_w)
         if xp.shape[2] < extent:
@@ -124,6 +128,7 @@ class ConvolutionDepthWise1D(Layer):
             raise ShapeError(f"input length {plane.w} (padded {padded}) is shorter than the kernel extent {extent}")
         outw = (padded - extent) // self.stride_w + 1
         check_elements(self.num_output * outw, "the output")  # absurd pads, before the GPU allocates
+        check_alloc(opt, (self.num_output, outw), x.scalar_size(), "the output")
         # the shaders read outside the row as pad_value: only the leading pad is an offset
         geometry = ConvGeometry(self.kernel_w, 1, self.dilation_w, 1, self.stride_w, 1, 0, left, self.pad_value)
         return [record_conv(self, cmd, opt, x, plane, (self.num_output, outw), geometry, self._gpu_path,

@@ -29,6 +29,7 @@ from vkncnn.gpu.conv import (
     upload_conv_weights,
 )
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 from .convolution import check_weight_size, check_window_params, load_window_params
 
@@ -94,6 +95,7 @@ class Deconvolution(Layer):
         if x.shape[0] != inc_g * self.group:
             raise ShapeError(f"input has {x.shape[0]} channels but the weights expect "
                              f"{inc_g * self.group} ({inc_g} per group x {self.group} groups)")
+        self._check_budget(opt, x.shape, wmat, kernel)
         out = conv.deconv2d(x.astype(np.float32, copy=False), wmat, kernel,
                             (self.stride_h, self.stride_w), (self.dilation_h, self.dilation_w),
                             (self.output_pad_bottom, self.output_pad_right), bias)
@@ -105,6 +107,21 @@ class Deconvolution(Layer):
                              f"size {self.output_h}x{self.output_w}: output_w/h need pad -233 or -234 and "
                              "must not exceed the full output (ncnn gives no result or garbage)")
         return [np.ascontiguousarray(cut)]
+
+    def _full_hw(self, h: int, w: int, kernel) -> tuple[int, int]:
+        """The output before the cut: (in - 1) * stride + kernel extent + output pad."""
+        return ((h - 1) * self.stride_h + conv.kernel_extent(kernel[0], self.dilation_h) + self.output_pad_bottom,
+                (w - 1) * self.stride_w + conv.kernel_extent(kernel[1], self.dilation_w) + self.output_pad_right)
+
+    def _check_budget(self, opt, shape: tuple, wmat: np.ndarray, kernel) -> None:
+        """conv.deconv2d's buffers: the full output (stride, dilation and output pads come from
+        params) and, unless a group has one input channel, the product of every tap."""
+        groups, rows_g, inc_g = wmat.shape
+        taps = kernel[0] * kernel[1]
+        outc = groups * (rows_g // taps)
+        check_alloc(opt, (outc, *self._full_hw(shape[1], shape[2], kernel)), 4, "the output before the cut")
+        if not (inc_g == 1 and taps > 1):
+            check_alloc(opt, (outc * taps, shape[1] * shape[2]), 4, "the per-tap products")
 
     def _as_planes(self, x: np.ndarray) -> np.ndarray:
         if x.ndim == 1:
@@ -165,20 +182,45 @@ class Deconvolution(Layer):
         if plane.channels != self.num_input_g * self.group:
             raise ShapeError(f"input has {plane.channels} channels but the weights expect "
                              f"{self.num_input_g * self.group} ({self.num_input_g} per group x {self.group} groups)")
-        full_h = (plane.h - 1) * self.stride_h + conv.kernel_extent(self.kernel_h, self.dilation_h) + \
-            self.output_pad_bottom
-        full_w = (plane.w - 1) * self.stride_w + conv.kernel_extent(self.kernel_w, self.dilation_w) + \
-            self.output_pad_right
+        full_h, full_w = self._full_hw(plane.h, plane.w, (self.kernel_h, self.kernel_w))
         pads = (self.pad_left, self.pad_right, self.pad_top, self.pad_bottom)
-        # where ncnn's cut lands: cut an index grid of the full output the way the CPU path cuts
-        grid = np.arange(full_h * full_w, dtype=np.int64).reshape(1, full_h, full_w)
-        cut = conv.deconv_cut(grid, pads, (self.output_h, self.output_w))
-        if cut is None:
+        box = cut_box(full_h, full_w, pads, (self.output_h, self.output_w))
+        if box is None:
             raise ShapeError(f"cannot cut the {full_h}x{full_w} output to pads {pads} / output "
                              f"size {self.output_h}x{self.output_w}: output_w/h need pad -233 or -234 and "
                              "must not exceed the full output (ncnn gives no result or garbage)")
-        top, left = divmod(int(cut[0, 0, 0]), full_w)
+        top, left, out_h, out_w = box
+        # the shaders gather per output pixel: only the cut output is ever allocated
+        check_alloc(opt, (self.num_output, out_h, out_w), x.scalar_size(), "the output")
         geometry = ConvGeometry(self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w,
                                 self.stride_h, top, left)
-        shape = (self.num_output, cut.shape[1], cut.shape[2])
+        shape = (self.num_output, out_h, out_w)
         return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_path, deconv=True)]
+
+
+def cut_box(full_h: int, full_w: int, pads: tuple[int, int, int, int], output_hw: tuple[int, int]):
+    """(top, left, h, w) of the part of a full_h x full_w output that conv.deconv_cut keeps, or
+    None where it keeps nothing. Arithmetic, not a cut of an index grid: a hostile stride
+    makes the full output terabytes, and the GPU path never allocates it.
+
+    pads: (left, right, top, bottom); output_hw: (output_h, output_w), 0 = unset.
+    """
+    left, right, top, bottom = pads
+    if left > 0 or right > 0 or top > 0 or bottom > 0:
+        if min(pads) < 0:
+            return None
+    elif output_hw[0] > 0 and output_hw[1] > 0:
+        hcut, wcut = full_h - output_hw[0], full_w - output_hw[1]
+        if conv.SAME_UPPER in pads:
+            top, bottom, left, right = hcut // 2, hcut - hcut // 2, wcut // 2, wcut - wcut // 2
+        elif conv.SAME_LOWER in pads:
+            top, bottom, left, right = hcut - hcut // 2, hcut // 2, wcut - wcut // 2, wcut // 2
+        else:
+            return None
+        if hcut < 0 or wcut < 0:
+            return None
+    else:
+        return 0, 0, full_h, full_w
+    if top + bottom >= full_h or left + right >= full_w:
+        return None
+    return top, left, full_h - top - bottom, full_w - left - right

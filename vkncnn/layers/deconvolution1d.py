@@ -27,6 +27,7 @@ from vkncnn.gpu.conv import (
     upload_conv_weights,
 )
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 from .alloc_limit import check_elements
 from .window1d import (
@@ -86,6 +87,10 @@ class Deconvolution1D(Layer):
         full = (x.shape[1] - 1) * self.stride_w + conv.kernel_extent(kernel_w, self.dilation_w) + self.output_pad_right
         check_elements(wmat.shape[0] * wmat.shape[1] // kernel_w * max(full, kernel_w * x.shape[1]),
                        "the transposed convolution's output")
+        # conv.deconv2d's full output (stride, dilation, output pad: params) and per-tap products
+        outc = wmat.shape[0] * wmat.shape[1] // kernel_w
+        check_alloc(opt, (outc, full), 4, "the output before the cut")
+        check_alloc(opt, (outc * kernel_w, x.shape[1]), 4, "the per-tap products")
         out = conv.deconv2d(x[:, None, :], wmat, (1, kernel_w), (1, self.stride_w), (1, self.dilation_w),
                             (0, self.output_pad_right), bias)
         out = fused_activation(out, self.activation_type, self.activation_params)
@@ -153,6 +158,7 @@ class Deconvolution1D(Layer):
             self.output_pad_right
         start, length = self._kept_span(full)
         check_elements(self.num_output * length, "the transposed convolution's output")
+        check_alloc(opt, (self.num_output, length), bottoms[0].scalar_size(), "the output")
         # the shaders gather per output position: the cut is just where output 0 sits in the full row
         geometry = ConvGeometry(self.kernel_w, 1, self.dilation_w, 1, self.stride_w, 1, 0, start)
         return [record_conv(self, cmd, opt, x, plane, (self.num_output, length), geometry, self._gpu_path,

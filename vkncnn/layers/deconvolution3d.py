@@ -19,6 +19,7 @@ from vkncnn.cpu_fallback import conv3d
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 from .alloc_limit import check_elements
 from .window3d import as_volume, check_window3d_params, kernel3d, load_window3d_params, pads3d
@@ -78,6 +79,9 @@ class Deconvolution3D(Layer):
                 for n, k, s, d, p in zip(x.shape[1:], kernel, stride, dilation, output_pad)]
         check_elements(self.num_output * max(int(np.prod(full)), int(np.prod(kernel)) * x[0].size),
                        "the transposed convolution's output")
+        # deconv3d's full output (stride, dilation, output pads: params) and per-tap products
+        check_alloc(opt, (self.num_output, *full), 4, "the output before the cut")
+        check_alloc(opt, (self.num_output * int(np.prod(kernel)), x[0].size), 4, "the per-tap products")
         out = conv3d.deconv3d(x, self.weight_mat, kernel, stride, dilation, output_pad, self.bias_data)
         out = fused_activation(out, self.activation_type, self.activation_params)
         wanted = (self.output_d, self.output_h, self.output_w)

@@ -18,6 +18,7 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.deformable import deformable_columns
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 from .convolution import check_weight_size, check_window_params, load_window_params
 
@@ -82,6 +83,8 @@ class DeformableConv2D(Layer):
             if mask.shape[0] != groups * taps:
                 raise ShapeError(f"mask has {mask.shape[0]} channels, expected {groups * taps} "
                                  f"({groups} offset groups x {taps} taps)")
+        check_alloc(opt, (x.shape[0] * taps, out_h * out_w), 4, "the sampled columns")
+        check_alloc(opt, (self.num_output, out_h, out_w), 4, "the output")
         cols = deformable_columns(x.astype(np.float32, copy=False), offset, mask, kernel,
                                   (self.stride_h, self.stride_w), (self.dilation_h, self.dilation_w),
                                   (self.pad_top, self.pad_left), (out_h, out_w))

@@ -5,6 +5,7 @@
 from vkncnn.cpu_fallback import tensor_ops
 from vkncnn.errors import ShapeError
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("Diag")
@@ -22,4 +23,7 @@ class Diag(Layer):
         x = bottoms[0]
         if x.ndim not in (1, 2):
             raise ShapeError(f"Diag {self.name!r} takes a 1-D or 2-D blob, got {x.ndim}-D {x.shape}")
+        if x.ndim == 1:  # the square grows with the diagonal's offset, a param
+            n = x.shape[0] + abs(self.diagonal)
+            check_alloc(opt, (n, n), 4, "the diagonal matrix")
         return [tensor_ops.diag(x, self.diagonal)]

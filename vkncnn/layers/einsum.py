@@ -14,6 +14,7 @@ import numpy as np
 from vkncnn.cpu_fallback import einsum as kernel
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 INPUT_LETTERS = "ijklmnopqrstuvwx"
 MAX_EQUATION = 256
@@ -92,6 +93,8 @@ class Einsum(Layer):
                 if sizes.setdefault(c, n) != n:
                     raise ShapeError(f"Einsum {self.equation!r}: axis {c!r} is {sizes[c]} in one place and {n} "
                                      f"in input {i} (shape {b.shape})")
+        # an output letter may come from different inputs (an outer product): summed in float64
+        check_alloc(opt, [sizes.get(c, 1) for c in self.rhs], 8, "the output")
         out_elements = int(np.prod([sizes.get(c, 1) for c in self.rhs], dtype=np.int64))
         if out_elements > MAX_OUTPUT_ELEMENTS:
             raise ShapeError(f"Einsum {self.equation!r} would output {out_elements} values (more than "

@@ -16,6 +16,7 @@ import numpy as np
 from vkncnn.cpu_fallback.conv import quantize
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("Embed")
@@ -59,6 +60,7 @@ class Embed(Layer):
         if x.ndim > 1 and any(e != 1 for e in x.shape[:-1]):
             raise ShapeError(f"Embed {self.name!r} takes a 1-D sequence of word indices, got {x.shape} "
                              "(ncnn would embed only its first row)")
+        check_alloc(opt, (x.size, self.num_output), 4, "the embedded rows")  # num_output rows per word
         words = np.nan_to_num(x.reshape(-1).astype(np.float64), nan=0.0)
         index = np.clip(words, 0, self.input_dim - 1).astype(np.int64)  # truncates, as a C cast
         return [self.table[index]]

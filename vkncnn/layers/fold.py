@@ -15,6 +15,7 @@ import numpy as np
 from vkncnn.cpu_fallback import conv, fold
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 from .convolution import load_window_params
 from .unfold import check_fold_window
@@ -57,6 +58,8 @@ class Fold(Layer):
             raise ShapeError(f"Fold input {x.shape}: expected (c*{taps}, {blocks}) for a {self.kernel_h}x"
                              f"{self.kernel_w} kernel sliding {self.blocks_hw[0]}x{self.blocks_hw[1]} times "
                              f"over the padded {self.padded_hw[0]}x{self.padded_hw[1]} output")
+        # output_w/h and a large stride make few columns fill a large plane
+        check_alloc(opt, (x.shape[0] // taps, *self.padded_hw), 4, "the padded output")
         out = fold.fold(x, x.shape[0] // taps, self.padded_hw, (self.kernel_h, self.kernel_w),
                         (self.stride_h, self.stride_w), (self.dilation_h, self.dilation_w), self.blocks_hw)
         h, w = self.padded_hw

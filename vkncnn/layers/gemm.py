@@ -26,6 +26,7 @@ from vkncnn.gpu.gemm import GemmOperand, record_gemm
 from vkncnn.gpu.layer_pipelines import as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("Gemm")
@@ -104,6 +105,8 @@ class Gemm(Layer):
         blobs = list(bottoms)
         a = self.A_mat if self.constantA else self._matrix(blobs.pop(0), "A", self.transA)
         b = self.B_mat if self.constantB else self._matrix(blobs.pop(0), "B", self.transB)
+        # constantM/N make the (M, N) output as large as they like from a few bytes of weights
+        check_alloc(opt, (a.shape[0], b.shape[1]), 4, "the product")
         if self.int8_scale_term and getattr(opt, "use_int8_inference", True):
             return self._forward_int8(a, b, blobs)
         m, k = a.shape
@@ -204,6 +207,7 @@ class Gemm(Layer):
         ep = out_elempack(m, opt)
         scalar = 2 if fp16 else 4
         shape = (m, 1, n) if self.output_N1M else (m, n)
+        check_alloc(opt, shape, scalar, "the product")
         top = VkMat.for_numpy_shape(shape, ep, scalar, cmd.blob_allocator(opt))
         out = GemmOperand(top, n * ep, ep, elempack=ep)
         record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta)

@@ -16,6 +16,7 @@ from vkncnn.cpu_fallback import resize, shape
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 NEAREST, BILINEAR, BICUBIC = 1, 2, 3
 
@@ -95,6 +96,7 @@ class Interp(Layer):
 
         if x.ndim == 1:
             # ncnn: "2d resize on a flattened blob", each value fills one channel
+            _check_budget(opt, x.shape, outh, outw, 4)
             return [np.broadcast_to(x[:, None, None], (x.shape[0], outh, outw)).astype(np.float32)]
         if x.ndim not in (2, 3, 4):
             raise ShapeError(f"Interp takes a 1-D to 4-D blob, got shape {x.shape}")
@@ -114,6 +116,7 @@ class Interp(Layer):
                 x = x[:, 0]
         if self.resize_type == 0:
             raise ParamError("Interp: resize_type is 0 (unset); use 1 nearest, 2 bilinear or 3 bicubic")
+        _check_budget(opt, x.shape, outh, outw, 4, numpy_passes=True)
 
         w_near, w_lin, h_near, h_lin = self._steps(w, h, outw, outh)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -142,6 +145,7 @@ class Interp(Layer):
         ndim = len(shape)
         if ndim == 1:
             # every value fills one output channel: a 1x1 plane per channel item
+            _check_budget(opt, shape, outh, outw, x.scalar_size())
             geometry = (x.w, 1, 1, 1)
             ofs_w, wt_w = np.zeros(outw, np.int64), np.ones((outw, 1), np.float32)
             ofs_h, wt_h = np.zeros(outh, np.int64), np.ones((outh, 1), np.float32)
@@ -150,8 +154,12 @@ class Interp(Layer):
             h, w = (1, shape[-1]) if ndim == 2 else shape[-2:]
             if outw == w and (ndim == 2 or outh == h):
                 return [gather.view(x, shape)]
+            if h == 0 or w == 0:
+                raise ShapeError(f"Interp: input {shape} has an empty plane; there is nothing to resize "
+                                 f"to {outh}x{outw}")
             if self.resize_type == 0:
                 raise ParamError("Interp: resize_type is 0 (unset); use 1 nearest, 2 bilinear or 3 bicubic")
+            _check_budget(opt, shape, outh, outw, x.scalar_size())  # before the tables too
             if ndim == 2:  # rows stay: each item of (packed) rows is a 1-row plane
                 geometry = (x.h, 1, w, w)
                 out_shape = (shape[0], outw)
@@ -192,6 +200,19 @@ class Interp(Layer):
                 return resize.linear_coeffs(n, out, bool(self.align_corner), lin)
             ofs, weights = resize.cubic_coeffs(n, out, bool(self.align_corner), lin)
             return ofs - 1, weights  # bicubic taps start one pixel before the offset
+
+
+def _check_budget(opt, shape: tuple, outh: int, outw: int, itemsize: int, numpy_passes: bool = False) -> None:
+    """Sizes come from params or a size expression: refuse a huge output before any table or
+    pass is made. numpy's horizontal pass (h rows of outw) can be larger than the output."""
+    if len(shape) == 1:
+        check_alloc(opt, (shape[0], outh, outw), itemsize, "the output")
+    elif len(shape) == 2:
+        check_alloc(opt, (shape[0], outw), itemsize, "the output")
+    elif len(shape) in (3, 4):
+        check_alloc(opt, (shape[0], outh, outw), itemsize, "the output")
+        if numpy_passes and shape[-2] > outh:
+            check_alloc(opt, (shape[0], shape[-2], outw), itemsize, "the horizontal pass")
 
 
 def _identity(n: int):

@@ -13,6 +13,7 @@ from vkncnn.cpu_fallback import spectral
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
 from vkncnn.layers.spectrogram_params import load_stft_params
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("InverseSpectrogram")
@@ -36,5 +37,9 @@ class InverseSpectrogram(Layer):
         if x.ndim != 3 or x.shape[2] != 2 or x.shape[0] not in freqs_ok:
             raise ShapeError(f"InverseSpectrogram {self.name!r} takes (freqs, frames, 2) with freqs "
                              f"{freqs_ok[0]} or {freqs_ok[1]} (n_fft={self.n_fft}), got {x.shape}")
+        # complex128 frames of n_fft, overlap-added hoplen apart: both sizes are params
+        frames = x.shape[1]
+        check_alloc(opt, (frames, self.n_fft), 16, "the inverse-transformed frames")
+        check_alloc(opt, ((frames - 1) * self.hoplen + self.n_fft,), 16, "the overlap-added signal")
         return [spectral.inverse_spectrogram(x, self.n_fft, self.hoplen, self.window, bool(self.center),
                                              self.normalized, self.returns)]

@@ -15,6 +15,7 @@ from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("LRN")
@@ -43,7 +44,19 @@ class LRN(Layer):
             # ncnn's LRN is written for (c, h, w): on a 4-D blob it only touches the
             # first depth slice of each channel, which no caller can want
             raise ShapeError(f"LRN takes 1-D to 3-D blobs, got shape {bottoms[0].shape}")
+        self._check_budget(opt, bottoms[0].shape)
         return [norm.lrn(bottoms[0], self.region_type, self.local_size, self.alpha, self.beta, self.bias)]
+
+    def _check_budget(self, opt, shape: tuple) -> None:
+        """A window of more than 16 is summed through a float64 running sum, its axis
+        lengthened by local_size, a param (norm._window_sum)."""
+        if self.local_size <= 16:
+            return
+        c, h, w = (1,) * (3 - len(shape)) + tuple(shape)
+        k = self.local_size
+        sums = [(c + k, h, w)] if self.region_type == 0 else [(c, h + k, w), (c, h, w + k)]
+        for summed in sums:
+            check_alloc(opt, summed, 8, "the running window sum")
 
     # -- GPU ----------------------------------------------------------------------------
     def create_pipeline(self, opt) -> int:

@@ -13,6 +13,7 @@ import numpy as np
 from vkncnn.gpu import gather
 from vkncnn.gpu.vkmat import storage_dtype
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("MemoryData")
@@ -34,6 +35,9 @@ class MemoryData(Layer):
         return 0
 
     def load_model(self, mb) -> int:
+        # the shape is params alone, and a weightless load (DataReaderFromEmpty) makes zeros of
+        # any size; load_model gets no Option, so the machine's default budget applies
+        check_alloc(None, [n for n in (self.c, self.d, self.h, self.w) if n], 4, "the constant")
         if self.d:
             self.data = mb.load(self.w, self.h, self.d, self.c, self.load_type)
         elif self.c:

@@ -9,12 +9,15 @@ GPU: shaders/padding.comp, one invocation per output scalar (or per vec4 item wh
 packing axis is padded by whole items); per_channel_pad_data is uploaded once, as float bits.
 """
 
+import math
+
 import numpy as np
 
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("Padding")
@@ -66,6 +69,7 @@ class Padding(Layer):
             # it crops, keeps the wrong rows, reads garbage or writes past its buffer
             raise ShapeError(f"Padding: negative pads are not supported (top {self.top}, bottom {self.bottom}, "
                              f"left {self.left}, right {self.right}, front {self.front}, behind {self.behind})")
+        check_alloc(opt, self._out_shape(x.shape), 4, "the padded output")
         hw = [(self.top, self.bottom), (self.left, self.right)]
         try:
             if x.ndim == 1:
@@ -84,6 +88,20 @@ class Padding(Layer):
         except ValueError as e:
             raise ShapeError(f"Padding {x.shape}: {e}") from None
         return [y]
+
+    def _out_shape(self, shape: tuple) -> tuple:
+        """The padded shape (front/behind pad c of a 3-D blob, d of a 4-D one)."""
+        if not 1 <= len(shape) <= 4:
+            return tuple(shape)  # refused below, with its own message
+        w = shape[-1] + self.left + self.right
+        if len(shape) == 1:
+            return (w,)
+        h = shape[-2] + self.top + self.bottom
+        if len(shape) == 3:
+            return (shape[0] + self.front + self.behind, h, w)
+        if len(shape) == 4:
+            return (shape[0], shape[1] + self.front + self.behind, h, w)
+        return (h, w)
 
     def _pad_constant_3d(self, x, outc, hw):
         """New channels are whole planes of their value; kept channels get an h/w border of
@@ -145,7 +163,11 @@ class Padding(Layer):
         in4 = {1: (1, 1, 1) + xshape, 2: (1, 1) + xshape, 3: (xshape[0], 1) + xshape[1:], 4: xshape}[ndim]
         out4 = tuple(n + b + a for n, (b, a) in zip(in4, edges))
         out_shape = {1: out4[3:], 2: out4[2:], 3: (out4[0],) + out4[2:], 4: out4}[ndim]
+        check_alloc(opt, out_shape, x.scalar_size(), "the padded output")
         pack_axis = {1: 3, 2: 2, 3: 0, 4: 0}[ndim]  # numpy axis 0 of the blob
+        if (self.pad_type != shape.PAD_CONSTANT and math.prod(out_shape) > 0
+                and any(n == 0 and (b or a) for n, (b, a) in zip(in4, edges))):
+            raise ShapeError(f"Padding {xshape}: an empty axis has no values to replicate or reflect")
         if self.pad_type == shape.PAD_REFLECT:
             for n, (b, a) in zip(in4, edges):
                 if b or a:

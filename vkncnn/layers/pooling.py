@@ -16,6 +16,9 @@ from vkncnn.cpu_fallback import pooling
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
+
+from .alloc_limit import check_window, out_extent
 
 
 @register_layer("Pooling")
@@ -75,7 +78,10 @@ class Pooling(Layer):
             return [pooling.global_pool(x, self.pooling_type)]
         self._check_sizes()
         if self.adaptive_pooling:
+            check_adaptive_budget(opt, x.shape, self.out_h, self.out_w)
             return [pooling.adaptive_pool(x, self.pooling_type, self.out_h, self.out_w)]
+        check_window_budget(opt, x.shape, (self.kernel_h, self.kernel_w), (self.stride_h, self.stride_w),
+                            (self.pad_top, self.pad_bottom, self.pad_left, self.pad_right), self.pad_mode)
         try:
             y = pooling.window_pool(
                 x, self.pooling_type, (self.kernel_h, self.kernel_w), (self.stride_h, self.stride_w),
@@ -120,6 +126,7 @@ class Pooling(Layer):
             channels, h, w, cstep = x.c, shape[-2], shape[-1], x.cstep
         geometry = self._adaptive_geometry(h, w) if self.adaptive_pooling else self._window_geometry(h, w, shape)
         outh, outw = geometry[1], geometry[0]
+        check_alloc(opt, (channels * x.elempack, outh, outw), x.scalar_size(), "the output")  # sizes from params
         top = gather.new_like_shape((channels * x.elempack, outh, outw), x.elempack, x.scalar_size(), cmd, opt)
         constants = [w, h, cstep, outw, outh, outh * outw, channels] + geometry[2:]
         cmd.record_pipeline(self._pipeline(cmd, x, "pooling", x.elempack == 4), [x, top], constants,
@@ -161,3 +168,18 @@ class Pooling(Layer):
         tail_w = border[3] - self.pad_right if self.pad_mode == 0 else 0
         return [outw, outh, self.kernel_w, self.kernel_h, self.stride_w, self.stride_h, left, top, exclude,
                 self.pad_top, H - self.pad_bottom - tail_h, self.pad_left, W - self.pad_right - tail_w, 0]
+
+
+def check_window_budget(opt, shape: tuple, kernel, stride, pads, pad_mode: int) -> None:
+    """window_pool's padded copy (its row and column passes are as large) and output, of a
+    (c, h, w) input: pads come from params. pads: (top, bottom, left, right)."""
+    c, h, w = shape
+    top, bottom, left, right = pooling.pooling_pads(h, w, kernel, stride, pads, pad_mode)
+    ph, pw = h + top + bottom, w + left + right
+    check_window(opt, (c, ph, pw), (c, out_extent(ph, kernel[0], stride[0]), out_extent(pw, kernel[1], stride[1])))
+
+
+def check_adaptive_budget(opt, shape: tuple, out_h: int, out_w: int) -> None:
+    """adaptive_pool's output and its row pass (c, out_h, w): out_h/out_w are params."""
+    check_alloc(opt, (shape[0], out_h, out_w), 4, "the output")
+    check_alloc(opt, (shape[0], out_h, shape[2]), 4, "the row pass")

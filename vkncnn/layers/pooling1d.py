@@ -9,6 +9,8 @@ from vkncnn.cpu_fallback import pooling
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
 
+from .pooling import check_adaptive_budget, check_window_budget
+
 
 @register_layer("Pooling1D")
 class Pooling1D(Layer):
@@ -45,9 +47,12 @@ class Pooling1D(Layer):
         if self.adaptive_pooling:
             if self.out_w <= 0:
                 raise ParamError(f"Pooling1D: adaptive out_w {self.out_w} must be positive")
+            check_adaptive_budget(opt, planes.shape, 1, self.out_w)
             return [pooling.adaptive_pool(planes, self.pooling_type, 1, self.out_w)[:, 0]]
         if self.kernel_w <= 0 or self.stride_w <= 0:
             raise ParamError(f"Pooling1D: kernel {self.kernel_w} and stride {self.stride_w} must be positive")
+        check_window_budget(opt, planes.shape, (1, self.kernel_w), (1, self.stride_w),
+                            (0, 0, self.pad_left, self.pad_right), self.pad_mode)
         try:
             y = pooling.window_pool(planes, self.pooling_type, (1, self.kernel_w), (1, self.stride_w),
                                     (0, 0, self.pad_left, self.pad_right), self.pad_mode,

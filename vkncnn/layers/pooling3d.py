@@ -14,8 +14,9 @@ import numpy as np
 from vkncnn.cpu_fallback import pooling, pooling3d
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
-from .alloc_limit import check_elements
+from .alloc_limit import check_elements, check_window, out_extent
 from .window3d import as_volume
 
 
@@ -76,10 +77,19 @@ class Pooling3D(Layer):
         if self.global_pooling:
             return [pooling3d.global_pool3d(x, self.pooling_type)]
         if self.adaptive_pooling:
+            # one axis at a time: (c, od, h, w), then (c, od, oh, w), then the output
+            c, _, h, w = x.shape
+            for i, shape in enumerate([(c, self.out_d, h, w), (c, self.out_d, self.out_h, w)]):
+                check_alloc(opt, shape, 4, f"the pass over axis {i + 1}")
+            check_alloc(opt, (c, self.out_d, self.out_h, self.out_w), 4, "the output")
             return [pooling3d.adaptive_pool3d(x, self.pooling_type, (self.out_d, self.out_h, self.out_w))]
         pads = ((self.pad_front, self.pad_behind), (self.pad_top, self.pad_bottom), (self.pad_left, self.pad_right))
         padded = [n + b + a + s for n, (b, a), s in zip(x.shape[1:], pads, self._stride)]
         check_elements(x.shape[0] * int(np.prod(padded)), "the padded input")
+        border = pooling3d.pooling3d_pads(x.shape[1:], self._kernel, self._stride, pads, self.pad_mode)
+        padded = [n + b + a for n, (b, a) in zip(x.shape[1:], border)]
+        check_window(opt, (x.shape[0], *padded),
+                     (x.shape[0], *(out_extent(n, k, s) for n, k, s in zip(padded, self._kernel, self._stride))))
         try:
             y = pooling3d.window_pool3d(x, self.pooling_type, self._kernel, self._stride, pads, self.pad_mode,
                                         bool(self.avgpool_count_include_pad))

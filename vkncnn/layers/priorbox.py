@@ -23,6 +23,7 @@ from vkncnn.cpu_fallback import detection
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 AUTO = -233
 
@@ -73,7 +74,9 @@ class PriorBox(Layer):
         if not bottoms:
             raise ShapeError("PriorBox needs the feature map as bottom 0")
         w, h = _wh(bottoms[0])
-        if self._is_mxnet_style(len(bottoms)):
+        mxnet = self._is_mxnet_style(len(bottoms))
+        self._check_budget(opt, w * h * self._num_prior(mxnet), mxnet, 4)
+        if mxnet:
             return [self._forward_mxnet(w, h)]
 
         image_w, image_h = self._image_size([b.shape for b in bottoms])
@@ -83,6 +86,18 @@ class PriorBox(Layer):
             w, h, image_w, image_h, self.min_sizes, self.max_sizes, self.aspect_ratios, self.variances,
             bool(self.flip), bool(self.clip), step_w, step_h, self.offset, bool(self.center_mmdetection))
         return [top]
+
+    def _num_prior(self, mxnet: bool) -> int:
+        """Priors per cell: the size and ratio arrays in the params decide it."""
+        if mxnet:
+            return len(self.min_sizes) - 1 + len(self.aspect_ratios)
+        per_size = 1 + (1 if len(self.max_sizes) else 0) + len(self.aspect_ratios) * (2 if self.flip else 1)
+        return len(self.min_sizes) * per_size
+
+    @staticmethod
+    def _check_budget(opt, count: int, mxnet: bool, itemsize: int) -> None:
+        """4 values per prior of every cell; Caffe style adds a row of variances."""
+        check_alloc(opt, (4 * count,) if mxnet else (2, 4 * count), itemsize, "the prior boxes")
 
     def _image_size(self, bottom_shapes: list) -> tuple:
         image_w, image_h = self.image_width, self.image_height
@@ -167,6 +182,7 @@ class PriorBox(Layer):
         w, h = _shape_wh(shapes[0])
         num_prior = half.shape[0]
         count = w * h * num_prior
+        self._check_budget(opt, count, mxnet, storage_elemsize(opt, cmd.vkdev))
         fp32 = opt.copy()
         fp32.use_fp16_storage = False  # the extents stay fp32 whatever the tensors use
         half_gpu = cmd.record_upload(np.ascontiguousarray(half, np.float32), fp32)

@@ -8,6 +8,7 @@ pixels (C round, halves away from zero); bins are floor/ceil cuts of it.
 from vkncnn.cpu_fallback import roi
 from vkncnn.layer import Layer, register_layer
 from vkncnn.layers.roi_common import check_inputs, check_pooled, feature_planes, roi_box
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("ROIPooling")
@@ -22,5 +23,8 @@ class ROIPooling(Layer):
     def forward_cpu(self, bottoms, opt):
         check_inputs(self, bottoms)
         x = feature_planes(self, bottoms[0])
+        # bins are params: the output and the per-column maxima (c, h, pooled_w)
+        check_alloc(opt, (x.shape[0], self.pooled_height, self.pooled_width), 4, "the output")
+        check_alloc(opt, (x.shape[0], x.shape[1], self.pooled_width), 4, "the column maxima")
         return [roi.roi_max_pool(x, roi_box(self, bottoms[1]), self.pooled_width, self.pooled_height,
                                  self.spatial_scale)]

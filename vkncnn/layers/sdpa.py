@@ -17,6 +17,7 @@ from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu import rows
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 SCORES_BYTES = 64 << 20  # the fp32 score buffer of one chunk of heads stays below this
 SOFTMAX_PER_THREAD_MAX_LEN = 256  # score rows up to this long: one invocation each
@@ -49,6 +50,8 @@ class SDPA(Layer):
         if q.ndim != 3 or k.ndim != 3 or v.ndim != 3 or q.shape[0] % k.shape[0] or q.shape[-1] != k.shape[-1]:
             raise ShapeError(f"SDPA expects q (heads,src,d), k (groups,dst,d), v (groups,dst,dv) with "
                              f"heads divisible by groups; got {q.shape}, {k.shape}, {v.shape}")
+        # the scores of every query against every key: a KV cache makes them grow run by run
+        check_alloc(opt, (q.shape[0], q.shape[1], k.shape[1]), 4, "the attention scores")
         scale = self.scale if self.scale != 0 else 1.0 / np.sqrt(q.shape[-1])
         out = llm.sdpa(q, k, v, mask, scale)
         return [out, k, v] if self.kv_cache else [out]
@@ -110,6 +113,9 @@ class SDPA(Layer):
                 raise ShapeError(f"SDPA past_k and past_v hold {k.h - ks[1]} and {v.h - vs[1]} rows")
             tops = [k, v]
         dst = k.h
+        if dst == 0 and src > 0:
+            raise ShapeError(f"SDPA: {src} queries attend to no keys (k, v and the cache are empty): the "
+                             "softmax of an empty row has no value")
 
         mask, mask_cstep = None, 0
         if self.attn_mask:

@@ -12,6 +12,7 @@ from vkncnn.cpu_fallback import spectral
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
 from vkncnn.layers.spectrogram_params import load_stft_params
+from vkncnn.memory_budget import check_alloc
 
 PAD_MODES = {0: "constant", 1: "edge", 2: "reflect"}
 
@@ -48,5 +49,9 @@ class Spectrogram(Layer):
         if x.size < self.n_fft:
             raise ShapeError(f"Spectrogram {self.name!r}: {x.size} samples (after padding) make no frame of "
                              f"n_fft={self.n_fft}")
+        # every frame is gathered whole: n_fft and hoplen (params) decide (frames, n_fft), in
+        # float64 and then complex128 (16 bytes) for the transform
+        frames = (x.size - self.n_fft) // self.hoplen + 1
+        check_alloc(opt, (frames, self.n_fft), 16, "the framed signal")
         return [spectral.spectrogram(x, self.n_fft, self.hoplen, self.window, self.power, self.normalized,
                                      bool(self.onesided))]

@@ -14,6 +14,7 @@ import numpy as np
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu import gather
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("Tile")
@@ -51,9 +52,18 @@ class Tile(Layer):
             raise ShapeError(f"Tile: repeats {reps} must be positive")
         return tuple(in_shape), reps
 
+    @staticmethod
+    def _out_shape(in_shape: tuple, reps: list[int]) -> tuple:
+        """numpy.tile's result: more repeats than dims promote the shape with leading 1s."""
+        ndim = max(len(in_shape), len(reps))
+        in_shape = (1,) * (ndim - len(in_shape)) + tuple(in_shape)
+        reps = [1] * (ndim - len(reps)) + list(reps)
+        return tuple(n * r for n, r in zip(in_shape, reps))
+
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
         in_shape, reps = self._plan(x.shape)
+        check_alloc(opt, self._out_shape(in_shape, reps), 4, "the tiled output")
         return [np.tile(x.reshape(in_shape), reps).astype(np.float32, copy=False)]
 
     def forward_gpu(self, bottoms, cmd, opt):
@@ -63,9 +73,10 @@ class Tile(Layer):
         ndim = max(len(in_shape), len(reps))
         in_shape = (1,) * (ndim - len(in_shape)) + in_shape
         reps = [1] * (ndim - len(reps)) + reps
-        out_shape = tuple(n * r for n, r in zip(in_shape, reps))
+        out_shape = self._out_shape(in_shape, reps)
         if out_shape == tuple(x.numpy_shape()):
             return [gather.view(x, out_shape)]
+        check_alloc(opt, out_shape, x.scalar_size(), "the tiled output")
         in_strides, out_strides = gather.c_strides(in_shape), gather.c_strides(out_shape)
         extents, src, dst = [], [], []
         for n, r, si, so in zip(in_shape, reps, in_strides, out_strides):

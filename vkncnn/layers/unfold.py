@@ -14,7 +14,7 @@ from vkncnn.cpu_fallback import conv, fold
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
 
-from .alloc_limit import check_elements
+from .alloc_limit import check_elements, check_window, out_extent
 from .convolution import load_window_params
 
 
@@ -51,8 +51,12 @@ class Unfold(Layer):
         kernel = (self.kernel_h, self.kernel_w)
         stride, dilation = (self.stride_h, self.stride_w), (self.dilation_h, self.dilation_w)
         top, bottom, left, right = conv.conv_padding(x.shape[1], x.shape[2], kernel, stride, dilation, self.pads)
-        padded = (x.shape[1] + top + bottom) * (x.shape[2] + left + right)
-        check_elements(x.shape[0] * padded * self.kernel_h * self.kernel_w, "the padded input's columns")
+        ph, pw = x.shape[1] + top + bottom, x.shape[2] + left + right
+        check_elements(x.shape[0] * ph * pw * self.kernel_h * self.kernel_w, "the padded input's columns")
+        taps = self.kernel_h * self.kernel_w  # kernel, pads and dilation are params: no weights bound them
+        out = max(out_extent(ph, kernel[0], stride[0], dilation[0]), 0) * \
+            max(out_extent(pw, kernel[1], stride[1], dilation[1]), 0)
+        check_window(opt, (x.shape[0], ph, pw), (x.shape[0] * taps, out))
         xp = conv.pad_planes(x.astype(np.float32, copy=False), top, bottom, left, right, self.pad_value)
         ext = (conv.kernel_extent(kernel[0], dilation[0]), conv.kernel_extent(kernel[1], dilation[1]))
         if xp.shape[1] < ext[0] or xp.shape[2] < ext[1]:

@@ -14,6 +14,8 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.errors import ParamError, ShapeError
 
+from .alloc_limit import check_window, out_extent
+
 
 def load_window1d_params(layer, pd, group_id: int | None) -> None:
     """The common params; `group_id` None for the ungrouped layers."""
@@ -73,6 +75,17 @@ def conv1d_pads(length: int, kernel_w: int, stride_w: int, dilation_w: int, left
         return left, right
     _, _, lo, hi = conv.conv_padding(1, length, (1, kernel_w), (1, stride_w), (1, dilation_w), (left, right) * 2)
     return lo, hi
+
+
+def check_conv1d_budget(opt, channels: int, padded: int, wmat: np.ndarray, kernel_w: int, stride_w: int,
+                        dilation_w: int) -> None:
+    """conv.conv2d on one-row planes (wmat: (groups, outc_g, inc_g*kernel_w)): the padded
+    input, the output and, unless a group has one input channel (conv2d's per-tap path)
+    or the kernel one tap, the im2col columns. Pads come from params: checked first."""
+    groups, outc_g, k_g = wmat.shape
+    outw = out_extent(padded, kernel_w, stride_w, dilation_w)
+    columns = 0 if kernel_w == 1 or k_g == kernel_w else channels * kernel_w * max(outw, 0)
+    check_window(opt, (channels, padded), (groups * outc_g, outw), columns)
 
 
 def dynamic_bias(bottoms, bias_term: int, outc: int) -> np.ndarray | None:
