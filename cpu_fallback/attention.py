@@ -31,6 +31,8 @@ def merge_heads(x: np.ndarray) -> np.ndarray:
 
 
 def softmax_rows(x: np.ndarray) -> np.ndarray:
+    if x.size == 0:  # no query or no key: nothing to normalise (max has no identity)
+        return x
     x = x - x.max(axis=-1, keepdims=True)
     np.exp(x, out=x)
     x /= x.sum(axis=-1, keepdims=True)

@@ -57,6 +57,11 @@ from collections.abc import Callable
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+# tiled weight rows up to this many floats are kept between calls (4 MiB; MobileNets' largest
+# is 9 taps x 112 pixels x 64 channels = 65K floats); larger ones are rebuilt per call, which
+# costs one pass over them against the oh passes of the convolution itself
+TILE_CACHE_FLOATS = 1 << 20
+
 
 def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dilation_hw,
                      pads: tuple[int, int, int, int], pad_value: float = 0.0,
@@ -88,7 +93,10 @@ def depthwise_conv2d(x: np.ndarray, taps: np.ndarray, kernel_hw, stride_hw, dila
     tiled = None if tiles is None else tiles.get(ow)
     if tiled is None:
         tiled = tile_weights(taps, bias, kh, kw, ow, phases)
-        if tiles is not None:
+        if tiles is not None and kh * kw * ow * taps.shape[1] <= TILE_CACHE_FLOATS:
+            # one width kept per layer, and only a small one: a net fed ever-changing widths,
+            # or very wide ones, would otherwise keep k*k*ow*c floats per layer and width
+            tiles.clear()
             tiles[ow] = tiled
     weights, bias_row = tiled
     windows = tap_windows(x.transpose(1, 2, 0), (kh, sh, sw, dh, dw, top, left, oh, ow), phases, pad_value)

@@ -134,10 +134,14 @@ def _nms_in_blocks(boxes, areas, t, scaled_compare: bool) -> np.ndarray:
         chosen = start + _greedy_walk(overlap, suppressed[block])
         kept.append(chosen)
         alive = block.stop + np.flatnonzero(~suppressed[block.stop:])  # later, not yet suppressed
-        if len(chosen) and len(alive):
-            hits = _overlaps(boxes[chosen][:, None], boxes[alive], areas[chosen][:, None], areas[alive], t,
+        # the kept boxes against the later ones a slice at a time: the pairwise temporaries
+        # stay near NMS_PAIRS_MAX values however many candidates there are
+        step = max(1, NMS_PAIRS_MAX // max(1, len(chosen)))
+        for lo in range(0, len(alive) if len(chosen) else 0, step):
+            part = alive[lo:lo + step]
+            hits = _overlaps(boxes[chosen][:, None], boxes[part], areas[chosen][:, None], areas[part], t,
                              scaled_compare)
-            suppressed[alive] = hits.any(axis=0)
+            suppressed[part] = hits.any(axis=0)
     return np.concatenate(kept)
 
 
@@ -145,6 +149,7 @@ def _nms_in_blocks(boxes, areas, t, scaled_compare: bool) -> np.ndarray:
 # beyond, blocks of NMS_BLOCK candidates
 NMS_MATRIX_MAX = 1024
 NMS_BLOCK = 128
+NMS_PAIRS_MAX = 1 << 20  # kept x later pairs tested in one step (a few float32 temporaries of 4 MB)
 
 
 def _overlaps(box, others, area, other_areas, t, scaled_compare: bool) -> np.ndarray:
@@ -283,7 +288,12 @@ def ssd_detection_output(boxes: np.ndarray, class_scores: np.ndarray, confidence
     classes together: sort, keep keep_top_k. class_scores is (num_prior, num_class)."""
     threshold = F32(confidence_threshold)
     labels, scores, picked_boxes = [], [], []
-    for label in range(1, class_scores.shape[1]):
+    if class_scores.size == 0:  # no prior (or no class): no detection
+        return empty_output()
+    # only the classes with a candidate: a model of millions of classes (few priors) then
+    # costs one pass over the scores, not a Python step per class
+    active = 1 + np.flatnonzero((class_scores[:, 1:] > threshold).any(axis=0))
+    for label in active.tolist():
         column = class_scores[:, label]
         candidates = np.flatnonzero(column > threshold)
         order = candidates[descending_order(column[candidates])]

@@ -19,7 +19,7 @@ F32 = np.float32
 
 def absmax_scale(x: np.ndarray, axis=None) -> np.ndarray:
     """127 / max|x| (over `axis`, or all of x), 1 where that max is 0."""
-    m = np.abs(np.asarray(x, F32)).max(axis=axis)
+    m = np.abs(np.asarray(x, F32)).max(axis=axis, initial=F32(0))  # 0 for nothing: scale 1
     with np.errstate(divide="ignore"):
         return np.where(m == 0, F32(1), F32(127) / m).astype(F32)
 

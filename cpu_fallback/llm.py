@@ -19,6 +19,8 @@ def rms_group_axes(shape: tuple, affine_size: int) -> tuple:
 
 def rms_norm(x: np.ndarray, gamma: np.ndarray | None, eps: float, affine_size: int) -> np.ndarray:
     """x / sqrt(mean(x^2) + eps) * gamma over the groups rms_group_axes picks."""
+    if x.size == 0:  # no group to normalise (a reshape to (-1, 0) is ambiguous)
+        return x.astype(np.float32, copy=True)
     axes = rms_group_axes(x.shape, affine_size)
     inner = int(np.prod([x.shape[a] for a in axes]))
     flat = x.reshape(-1, inner)

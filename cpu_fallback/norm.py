@@ -40,6 +40,8 @@ def fold_batchnorm(slope, mean, var, bias, eps: float) -> tuple[np.ndarray, np.n
 
 def softmax(x: np.ndarray, axis: int) -> np.ndarray:
     """exp(x - max) / sum along one numpy axis."""
+    if x.size == 0:  # nothing to normalise (np.max has no identity to start from)
+        return x.astype(np.float32, copy=True)
     m = np.max(x, axis=axis, keepdims=True)
     e = exp_ps(x - m)
     return (e / np.sum(e, axis=axis, keepdims=True)).astype(np.float32, copy=False)
@@ -58,11 +60,15 @@ def _normalize_groups(g: np.ndarray, eps: float) -> np.ndarray:
 
 def normalize_last(x: np.ndarray, inner: int, eps: float) -> np.ndarray:
     """Normalise every contiguous run of `inner` elements (the innermost axes) of x."""
+    if x.size == 0:  # no run to normalise (a reshape to (-1, 0) is ambiguous)
+        return x.astype(np.float32, copy=True)
     return _normalize_groups(x.reshape(-1, inner), eps).reshape(x.shape)
 
 
 def layernorm(x: np.ndarray, inner: int, eps: float, gamma=None, beta=None) -> np.ndarray:
     """LayerNorm over runs of `inner` innermost elements, then gamma/beta of that length."""
+    if x.size == 0:
+        return x.astype(np.float32, copy=True)
     y = normalize_last(x, inner, eps)
     if gamma is not None:
         flat = y.reshape(-1, inner) * np.asarray(gamma, np.float32).reshape(1, inner)
@@ -179,6 +185,8 @@ def normalize(x: np.ndarray, across_spatial: bool, across_channel: bool, channel
 
     The blob is seen as (channels, spatial): 1-D and 2-D blobs are one channel.
     """
+    if x.size == 0:  # nothing to divide (a reshape of no channels to (0, -1) is ambiguous)
+        return x.astype(np.float32, copy=True)
     c = x.shape[0] if x.ndim >= 3 else 1
     v = x.reshape(c, -1)
     s = np.asarray(scale, np.float32)

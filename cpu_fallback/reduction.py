@@ -44,9 +44,9 @@ def reduction(x: np.ndarray, operation: int, axes: tuple[int, ...], keepdims: bo
         elif operation in (SUMSQ, L2):
             r = np.sum(x * x, axis=axes, dtype=np.float32)
         elif operation == MAX:
-            r = np.maximum(np.max(x, axis=axes), -FLT_MAX)
+            r = np.max(x, axis=axes, initial=-FLT_MAX)  # ncnn's start value: also the max of nothing
         elif operation == MIN:
-            r = np.minimum(np.min(x, axis=axes), FLT_MAX)
+            r = np.min(x, axis=axes, initial=FLT_MAX)
         elif operation == PROD:
             r = np.prod(x, axis=axes, dtype=np.float32)
         elif operation == LOGSUMEXP:

@@ -72,9 +72,16 @@ def _c_int_div(a: int, b: int) -> int:
 
 
 def _trunc_to_int(v: float) -> int:
-    if not math.isfinite(v):
+    """C's (int)f on x86: INT_MIN for NaN, infinities and anything out of int range."""
+    if not math.isfinite(v) or not -(2**31) <= v < 2**31:
         return -(2**31)
     return int(v)
+
+
+def _i32(v: int) -> int:
+    """Wrap to a 32-bit int as ncnn's `int` arithmetic does: a hostile expression such as
+    lshift(1,2147483647) or square(square(...)) must not grow a Python int without bound."""
+    return (v + 2**31) % 2**32 - 2**31
 
 
 def _safe(fn, *args) -> float:
@@ -118,7 +125,7 @@ def _literal(tok: str):
     if mf is None:
         raise ValueError(f"malformed literal {tok!r} in shape expression")
     vf = _f32(float(mf.group(0)))
-    if mi is not None and int(mi.group(0)) == vf:
+    if mi is not None and int(mi.group(0)) == vf and -(2**31) <= vf < 2**31:
         return int(mi.group(0))
     return vf
 
@@ -156,9 +163,11 @@ def eval_list_expression(expr: str, blobs: list[np.ndarray]) -> list[int]:
             a, b = float(pop()), float(pop())
             stack.append(_float_binary(tok, a, b))
         elif tok in _BITWISE:
-            a, b = int(pop()), int(pop())
-            stack.append({"and": a & b, "or": a | b, "xor": a ^ b,
-                          "lshift": a << b, "rshift": a >> b}[tok])
+            a, b = (v if isinstance(v, int) else _trunc_to_int(v) for v in (pop(), pop()))
+            if tok in ("lshift", "rshift"):
+                b &= 31  # the shift count as x86 takes it (C leaves larger counts undefined)
+            stack.append(_i32({"and": a & b, "or": a | b, "xor": a ^ b,
+                               "lshift": a << b, "rshift": a >> b}[tok]))
         else:
             stack.append(_literal(tok))
     # the first item of the list is on top of the stack
@@ -168,13 +177,13 @@ def eval_list_expression(expr: str, blobs: list[np.ndarray]) -> list[int]:
 def _int_binary(op: str, a, b):
     if isinstance(a, int) and isinstance(b, int):
         if op == "+":
-            return a + b
+            return _i32(a + b)
         if op == "-":
-            return a - b
+            return _i32(a - b)
         if op == "*":
-            return a * b
+            return _i32(a * b)
         if op == "//":
-            return a if b == 0 else _c_int_div(a, b)  # ncnn logs and keeps a on /0
+            return a if b == 0 else _i32(_c_int_div(a, b))  # ncnn logs and keeps a on /0
         return max(a, b) if op == "max" else min(a, b)
     a, b = float(a), float(b)
     if op == "+":
@@ -191,24 +200,26 @@ def _int_binary(op: str, a, b):
 
 def _int_unary(op: str, a):
     if op == "abs":
-        return abs(a)
+        return _i32(abs(a)) if isinstance(a, int) else abs(a)
     if op == "neg":
-        return -a
+        return _i32(-a) if isinstance(a, int) else -a
     if op == "sign":
         return 1 if a > 0 else (0 if a == 0 else -1)
-    return a * a if isinstance(a, int) else _f32(a * a)
+    return _i32(a * a) if isinstance(a, int) else _f32(a * a)
 
 
 def _round(op: str, a: float) -> int:
     if not math.isfinite(a):
         return -(2**31)
     if op == "trunc":
-        return int(a)
-    if op == "ceil":
-        return math.ceil(a)
-    if op == "floor":
-        return math.floor(a)
-    return int(math.copysign(math.floor(abs(a) + 0.5), a))  # C round: half away from zero
+        r = int(a)
+    elif op == "ceil":
+        r = math.ceil(a)
+    elif op == "floor":
+        r = math.floor(a)
+    else:
+        r = int(math.copysign(math.floor(abs(a) + 0.5), a))  # C round: half away from zero
+    return r if -(2**31) <= r < 2**31 else -(2**31)  # (int) of an out-of-range value, as x86
 
 
 def _float_binary(op: str, a: float, b: float) -> float:
@@ -238,6 +249,8 @@ def pad_index(n_out: int, before: int, size: int, mode: int) -> np.ndarray:
     Reflect mirrors about the edge pixel without repeating it (numpy's 'reflect'), once,
     as ncnn does; a pad wider than size - 1 has no source in ncnn and is refused."""
     i = np.arange(n_out) - before
+    if size == 0 and n_out:
+        raise ValueError("an empty axis has no values to replicate or reflect")
     if mode == PAD_REPLICATE:
         return np.clip(i, 0, size - 1)
     i = np.abs(i)

@@ -5,7 +5,7 @@
 // atan2 ratan2 fmod rfmod logaddexp floor_divide rfloor_divide remainder rremainder).
 //
 //   mode 0  broadcast: a and b are read through ncnn's broadcasting (worked out on the host,
-//           vkncnn/gpu/elementwise.py), one invocation per output scalar. PACK4=0 only.
+//           vkncnn/gpu/ops/elementwise.py), one invocation per output scalar. PACK4=0 only.
 //   mode 1  same shape and layout: all three buffers walked flat.
 //   mode 2  with_scalar: b is the specialization constant b_scalar (binding 1 unused).
 // Flat modes: PACK4=0 walks n scalars, PACK4=1 n vec4.
@@ -51,8 +51,7 @@ const float EXP_MAX = 2.4061436e+38;   // ncnn's exp_ps(88.376): where its pow s
 const float LN2 = 0.69314718055994531;
 const float PI = 3.14159265358979324;
 
-float nan_value() { return uintBitsToFloat(0x7fc00000u); }
-
+#include "nonfinite.comp"
 #include "divide.comp"
 
 afp div_(afp x, afp y)
@@ -164,7 +163,7 @@ afp binary_op(afp x, afp y)
 {
     if (op_type == 0) return x + y;
     if (op_type == 1) return x - y;
-    if (op_type == 2) return x * y;
+    if (op_type == 2) return mode == 2 ? mul_spec(x, b_scalar) : x * y;  // a constant 0 would fold
     if (op_type == 3) return div_(x, y);
     if (op_type == 4) return (isnan(x) || isnan(y)) ? afp(nan_value()) : max(x, y);
     if (op_type == 5) return (isnan(x) || isnan(y)) ? afp(nan_value()) : min(x, y);

@@ -57,6 +57,6 @@ void main()
     else if (op_type == 1)
         y = a * afp(p.coeff_a) + b * afp(p.coeff_b);
     else
-        y = max(a, b);
+        y = max_nan(a, b);  // numpy's maximum: a nan operand gives nan
     store(top_blob_data, gi, activation_T(y, activation_type, activation_param_0, activation_param_1));
 }

@@ -5,7 +5,7 @@
 // Strided copy between two tensors: the data mover of every shape layer (Permute, Crop,
 // Slice, Concat, Reshape/Flatten of packed data, ShuffleChannel, PixelShuffle, Reorg, Tile).
 //
-// The host (vkncnn/gpu/gather.py) describes the copy as an index space of up to 8 axes
+// The host (vkncnn/gpu/ops/data_movement.py) describes the copy as an index space of up to 8 axes
 // (extents e0..e7, C order, e0 implied by `total`) and, per side, a base and one stride per
 // axis. Index (i0..i7) copies  src[src_base + sum i_k*s_k]  to  dst[dst_base + sum i_k*d_k].
 //

@@ -5,6 +5,8 @@
 // local_size, clipped to the tensor (zero padding): across channels (region 0) it runs over
 // channels at one position; within a channel (region 1) it is a local_size x local_size
 // square of the (h, w) plane. A 1-D or 2-D blob is one channel of (1, w) or (h, w).
+// NaN and infinity as numpy has them: a NaN in the window makes the result NaN, an infinite
+// sum makes the factor 0 (and x * 0 is NaN for x = +-inf).
 
 layout (constant_id = 0) const int region_type = 0;
 
@@ -13,6 +15,7 @@ layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 // after the local size: functions there see the real gl_WorkGroupSize
 #include "reduction_layout.h"
 #include "reduction_rows.h"
+#include "nonfinite.comp"
 
 layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
 layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
@@ -41,6 +44,31 @@ float square_at(ivec4 shape, int q, int y, int x)
 {
     const float v = float(buffer_ld1(bottom_blob_data, layout_addr(numpy_coords(q, y, x), shape, p.ep)));
     return v * v;
+}
+
+// x^e as C's pow (numpy's power) has it where GLSL's pow is undefined: x <= 0, +inf, NaN
+float pow_c(float x, float e)
+{
+    if (e == 0.f)
+        return 1.f;
+    if (isnan(x))
+        return x;
+    const float ax = abs(x);
+    float r;
+    if (ax == 0.f)
+        r = e < 0.f ? inf_value() : 0.f;
+    else if (isinf(ax))
+        r = e < 0.f ? 0.f : inf_value();
+    else
+        r = pow(ax, e);
+    if (x < 0.f)
+    {
+        if (floor(e) != e)
+            return nan_value();
+        if (mod(e, 2.f) == 1.f)
+            r = -r;
+    }
+    return r;
 }
 
 void main()
@@ -77,5 +105,5 @@ void main()
                 ssum += square_at(shape, q, yy, xx);
     }
     const float v = float(buffer_ld1(bottom_blob_data, i));
-    buffer_st1(top_blob_data, i, afp(v * pow(p.bias + p.alpha_div_n * ssum, -p.beta)));
+    buffer_st1(top_blob_data, i, afp(v * pow_c(p.bias + p.alpha_div_n * ssum, -p.beta)));
 }

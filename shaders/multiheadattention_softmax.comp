@@ -4,6 +4,8 @@
 // each of kv_len values (the mask was already added by the product that made them).
 // One workgroup per row: the invocations stride over the row for its max, then for the
 // sum of exp(x - max), reducing through shared memory, then write exp(x - max) / sum.
+// The max keeps a NaN (GLSL's may drop it): a row holding a NaN or +inf comes out all NaN,
+// as numpy's softmax does.
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -17,6 +19,8 @@ layout (push_constant) uniform parameter
 
 shared afp reduce[256];
 
+#include "nonfinite.comp"
+
 void main()
 {
     const int lx = int(gl_WorkGroupSize.x);
@@ -29,13 +33,13 @@ void main()
 
     afp m = afp(-3.402823466e+38);
     for (int i = tx; i < p.len; i += lx)
-        m = max(m, buffer_ld1(scores_data, base + i));
+        m = max_nan(m, buffer_ld1(scores_data, base + i));
     reduce[tx] = m;
     barrier();
     for (int s = lx / 2; s > 0; s /= 2)
     {
         if (tx < s)
-            reduce[tx] = max(reduce[tx], reduce[tx + s]);
+            reduce[tx] = max_nan(reduce[tx], reduce[tx + s]);
         barrier();
     }
     m = reduce[0];

@@ -10,6 +10,7 @@
 // Average with exclude_pad counts, and sums, only the taps inside the padded-coordinate box
 // [row_lo, row_hi) x [col_lo, col_hi) that ncnn considers real.
 // Adaptive: PyTorch's bins [floor(i*h/out), ceil((i+1)*h/out)), the mean as sum / rows / cols.
+// Max keeps a nan of its window (numpy's maximum does; GLSL's max may drop it).
 
 layout (constant_id = 0) const int pooling_type = 0;  // 0 max, 1 average
 
@@ -54,6 +55,8 @@ layout (push_constant) uniform parameter
 
 const float FLT_MAX = 3.402823466e+38;
 
+#include "nonfinite.comp"
+
 void main()
 {
     const int gx = int(gl_GlobalInvocationID.x);
@@ -80,7 +83,7 @@ void main()
             {
                 const T v = LOAD(base + y * p.w + x);
                 if (pooling_type == 0)
-                    res = first ? v : max(res, v);
+                    res = first ? v : max_nan(res, v);
                 else
                     res += v;
                 first = false;
@@ -110,7 +113,7 @@ void main()
                 if (pooling_type == 0)
                 {
                     const T v = inside ? LOAD(base + iy * p.w + ix) : T(-FLT_MAX);
-                    res = first ? v : max(res, v);
+                    res = first ? v : max_nan(res, v);
                     first = false;
                 }
                 else

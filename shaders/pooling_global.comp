@@ -35,9 +35,12 @@ layout (push_constant) uniform parameter
 
 shared T partial[LOCAL];
 
+#include "nonfinite.comp"
+
+// max keeps a nan (numpy's max does; GLSL's may drop it)
 T fold(T a, T b)
 {
-    return pooling_type == 0 ? max(a, b) : a + b;
+    return pooling_type == 0 ? max_nan(a, b) : a + b;
 }
 
 void main()

@@ -23,6 +23,10 @@
 //                     subgroup shuffles (SUBGROUP=1) or a shared-memory tree (SUBGROUP=0).
 // Long rows with few of them run in two passes: segments write partial states
 // (fin 0), then a second dispatch (source 1) merges each row's S partials.
+//
+// NaN and infinity give what numpy's reductions give: max and min keep a NaN (GLSL's may
+// drop it), and a softmax row holding a NaN or +inf (numpy's exp(x - max) is then inf - inf
+// at that element) has a NaN sum, so that the whole row comes out NaN.
 
 #if SUBGROUP
 #extension GL_KHR_shader_subgroup_basic : require
@@ -40,6 +44,7 @@ layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
 // after the local size: functions there see the real gl_WorkGroupSize
 #include "reduction_rows.h"
+#include "nonfinite.comp"
 
 #define LOCAL_MAX 256
 
@@ -80,8 +85,8 @@ vec4 accumulate(vec4 s, float x)
     if (op == 0) s.x += x;
     else if (op == 1) s.x += abs(x);
     else if (op == 2) s.x += x * x;
-    else if (op == 3) s.x = max(s.x, x);
-    else if (op == 4) s.x = min(s.x, x);
+    else if (op == 3) s.x = max_nan(s.x, x);
+    else if (op == 4) s.x = min_nan(s.x, x);
     else if (op == 5) s.x *= x;
     else if (op == 6) s.x += exp(x);
     else if (op == 7)
@@ -94,8 +99,13 @@ vec4 accumulate(vec4 s, float x)
     }
     else
     {
-        // online softmax: rescale the running sum when a new maximum arrives
-        if (x > s.x)
+        // online softmax: rescale the running sum when a new maximum arrives. A NaN or +inf
+        // poisons the sum instead (the maximum stays finite: merges subtract it)
+        if (isnan(x) || is_pos_inf(x))
+        {
+            s.y = nan_value();
+        }
+        else if (x > s.x)
         {
             s.y = s.y * exp(s.x - x) + 1.f;
             s.x = x;
@@ -111,8 +121,8 @@ vec4 accumulate(vec4 s, float x)
 // merge two states (associative; identity() is neutral)
 vec4 merge(vec4 a, vec4 b)
 {
-    if (op == 3) return vec4(max(a.x, b.x), 0.f, 0.f, 0.f);
-    if (op == 4) return vec4(min(a.x, b.x), 0.f, 0.f, 0.f);
+    if (op == 3) return vec4(max_nan(a.x, b.x), 0.f, 0.f, 0.f);
+    if (op == 4) return vec4(min_nan(a.x, b.x), 0.f, 0.f, 0.f);
     if (op == 5) return vec4(a.x * b.x, 0.f, 0.f, 0.f);
     if (op == 7)
     {
@@ -183,8 +193,8 @@ void finish(int g, int seg, vec4 s)
     {
         float a;
         if (eps_mode == 0) a = 1.f / sqrt(s.x + p.eps);
-        else if (eps_mode == 1) a = 1.f / max(sqrt(s.x), p.eps);
-        else a = 1.f / sqrt(max(s.x, p.eps));
+        else if (eps_mode == 1) a = 1.f / max_nan(sqrt(s.x), p.eps);
+        else a = 1.f / sqrt(max_nan(s.x, p.eps));
         state_out_data[g] = vec4(a, 0.f, 0.f, 0.f);
     }
     else

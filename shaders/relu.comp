@@ -7,6 +7,7 @@
 // its input); this in-place form is the runtime's own built-in example (tests/gpu).
 // PACK4=0: the buffer holds n scalars; PACK4=1: n vec4 items (elempack 4).
 // Storage is fp32 or fp16 as the preamble says; the math runs in afp (fp32).
+// A NaN stays NaN, as on the numpy path (GLSL's max may return the other operand).
 
 layout (constant_id = 0) const float slope = 0;
 // Optional shape hint: 0 = not known when the pipeline was made, take the push constant.
@@ -25,6 +26,8 @@ layout (push_constant) uniform parameter
     int n;
 } p;
 
+#include "nonfinite.comp"
+
 void main()
 {
     // A 2-D grid lets a dispatcher cover more than 65535 workgroups along x for big blobs;
@@ -38,14 +41,14 @@ void main()
 #if PACK4
     afpvec4 v = buffer_ld4(bottom_top_blob_data, gi);
     if (slope == 0)
-        v = max(v, afpvec4(0.f));
+        v = max_nan(v, afpvec4(0.f));
     else
         v = mix(v, v * afp(slope), lessThan(v, afpvec4(0.f)));
     buffer_st4(bottom_top_blob_data, gi, v);
 #else
     afp v = buffer_ld1(bottom_top_blob_data, gi);
     if (slope == 0)
-        v = max(v, afp(0.f));
+        v = max_nan(v, afp(0.f));
     else
         v = v < afp(0.f) ? v * afp(slope) : v;
     buffer_st1(bottom_top_blob_data, gi, v);

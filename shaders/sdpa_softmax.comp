@@ -5,6 +5,8 @@
 //     per_thread = 0: one workgroup per row (rows past 65535 continue along z): every
 //                     invocation folds its strided share into (max, sum exp(x - max)),
 //                     a shared-memory tree merges them, then the row is rewritten.
+// A row holding a NaN or +inf comes out all NaN, as numpy's exp(x - max) / sum does (inf - inf
+// at that element): the element poisons the sum instead of becoming the maximum.
 
 layout (constant_id = 0) const int per_thread = 0;
 
@@ -19,6 +21,8 @@ layout (push_constant) uniform parameter
 } p;
 
 const float FLT_MAX = 3.402823466e+38;
+
+#include "nonfinite.comp"
 
 shared vec2 partial[256];
 
@@ -35,7 +39,9 @@ vec2 fold(int base, int first, int step)
     for (int j = first; j < p.n; j += step)
     {
         const float x = scores_data[base + j];
-        if (x > s.x)
+        if (isnan(x) || is_pos_inf(x))
+            s.y = nan_value();
+        else if (x > s.x)
             s = vec2(x, s.y * exp(s.x - x) + 1.f);
         else
             s.y += exp(x - s.x);

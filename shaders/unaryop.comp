@@ -4,7 +4,7 @@
 
 // y = f(x) for every scalar: the activations (ReLU .. SELU), UnaryOp's 28 functions,
 // Power / Exp / Log / Threshold and Cast's rounding, one shader for all of them.
-// The function is the specialization constant `op` (codes in vkncnn/gpu/elementwise.py),
+// The function is the specialization constant `op` (codes in vkncnn/gpu/ops/elementwise.py),
 // its parameters p0..p2; the driver folds the switch away when it builds the pipeline.
 //
 // An elementwise op does not care how a tensor is packed, so the buffer is read flat:
@@ -34,7 +34,7 @@ layout (push_constant) uniform parameter
     int n;  // scalars (PACK4=0) or vec4 items (PACK4=1)
 } p;
 
-// ---- op codes (mirror vkncnn/gpu/elementwise.py) ----
+// ---- op codes (mirror vkncnn/gpu/ops/elementwise.py) ----
 const int OP_RELU = 0;          // p0 slope
 const int OP_SIGMOID = 1;
 const int OP_SWISH = 2;
@@ -66,9 +66,7 @@ const float FLT_MIN = 1.175494351e-38;
 const float EXP_ARG_MAX = 88.3762626647949;   // where ncnn's exp_ps saturates
 const float LN2 = 0.69314718055994531;
 
-float nan_value() { return uintBitsToFloat(0x7fc00000u); }
-float inf_value() { return uintBitsToFloat(0x7f800000u); }
-
+#include "nonfinite.comp"
 #include "divide.comp"
 
 // ncnn's exp_ps / log_ps edges: exp(+inf) = 2.4e38, log(x <= 0) = nan, log argument clamped
@@ -233,7 +231,7 @@ afp unary(int k, afp x)
 // pow(+-0, negative) tells the two apart; the fix-up is integer work they cannot fold.
 afp shift_scale(afp x)
 {
-    afp t = afp(p2) + x * afp(p1);
+    afp t = afp(p2) + mul_spec(x, p1);
     if (t == afp(0.f) && floatBitsToUint(p2) != 0x80000000u)
         t = afp(uintBitsToFloat(floatBitsToUint(float(t)) & 0x7fffffffu));
     return t;
@@ -242,17 +240,19 @@ afp shift_scale(afp x)
 afp activation(afp x)
 {
     // GLSL's min/max/clamp may drop a nan; the CPU half keeps it (but x > t is simply false,
-    // and pow(1, nan) / pow(nan, 0) are 1)
-    if (isnan(x) && op != OP_THRESHOLD && op != OP_POWER && op != OP_EXP)
+    // Shrink's two compares fail to 0, and pow(1, nan) / pow(nan, 0) are 1)
+    if (isnan(x) && op != OP_THRESHOLD && op != OP_SHRINK && op != OP_POWER && op != OP_EXP)
         return x;
-    if (op == OP_RELU) return x < afp(0.f) ? x * afp(p0) : x;
+    // a parameter times x goes through mul_spec: the driver would fold x * 0 into 0 where
+    // numpy has nan for x = +-inf; a ReLU of slope 0 is max(x, 0) on the CPU half (-inf -> 0)
+    if (op == OP_RELU) return x < afp(0.f) ? (p0 == 0.f ? afp(0.f) : x * afp(p0)) : x;
     if (op == OP_SIGMOID) return afp(1.f) / (afp(1.f) + exp(-x));
     if (op == OP_SWISH) return divide(x, afp(1.f) + exp_ps(-x));  // exp_ps(88.4) is 2.4e38
     if (op == OP_GELU) return afp(0.5f) * x * (afp(1.f) + erf_(x * afp(0.70710678f)));
     if (op == OP_GELU_FAST)
         return afp(0.5f) * x * (afp(1.f) + tanh(afp(0.79788452f) * (x + afp(0.044715f) * x * x * x)));
-    if (op == OP_HARDSWISH) return x * clamp(x * afp(p0) + afp(p1), afp(0.f), afp(1.f));
-    if (op == OP_HARDSIGMOID) return clamp(x * afp(p0) + afp(p1), afp(0.f), afp(1.f));
+    if (op == OP_HARDSWISH) return x * clip_nan(mul_spec(x, p0) + afp(p1), afp(0.f), afp(1.f));
+    if (op == OP_HARDSIGMOID) return clip_nan(mul_spec(x, p0) + afp(p1), afp(0.f), afp(1.f));
     if (op == OP_CLIP) return min(max(x, afp(p0)), afp(p1));
     if (op == OP_TANH) return tanh(x);
     if (op == OP_ELU) return x < afp(0.f) ? afp(p0) * (exp(x) - afp(1.f)) : x;
@@ -272,7 +272,7 @@ afp activation(afp x)
     }
     if (op == OP_THRESHOLD) return x > afp(p0) ? afp(1.f) : afp(0.f);
     if (op == OP_SELU)
-        return x < afp(0.f) ? (exp(x) - afp(1.f)) * afp(p0) * afp(p1) : x * afp(p1);
+        return x < afp(0.f) ? (exp(x) - afp(1.f)) * afp(p0) * afp(p1) : mul_spec(x, p1);
     if (op == OP_SOFTPLUS) return log(afp(1.f) + exp(x));
     if (op == OP_ERF) return erf_(x);
     if (op == OP_CELU) return x < afp(0.f) ? afp(p0) * (exp(x / afp(p0)) - afp(1.f)) : x;

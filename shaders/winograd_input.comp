@@ -1,7 +1,7 @@
 // variants: F=2,4 CHANNELS_LAST=0,1
 #version 450
 
-// Winograd F(FxF, 3x3), step 1 of 3: the input transform (F = 2 or 4, gpu/winograd.py
+// Winograd F(FxF, 3x3), step 1 of 3: the input transform (F = 2 or 4, gpu/ops/winograd_convolution.py
 // picks). A 3x3 stride-1 convolution's outputs are computed in FxF blocks ("tiles"); tile
 // (ty, tx) reads the TxT input patch (T = F + 2) whose corner is (F ty - pad_top,
 // F tx - pad_left) (pad_value outside the input) and turns it into T*T "frequencies"

@@ -8,7 +8,7 @@
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
 #endif
 
-// Winograd F(FxF, 3x3), step 2 of 3 in the "channels-last" layout (gpu/winograd.py uses it
+// Winograd F(FxF, 3x3), step 2 of 3 in the "channels-last" layout (gpu/ops/winograd_convolution.py uses it
 // where the device has tensor cores): for every frequency f, the product
 //
 //     P[f] = U[f] @ V[f]      (M output channels x K input channels) @ (K x N tiles)

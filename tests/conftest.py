@@ -19,7 +19,7 @@ os.environ.setdefault("VKNCNN_VALIDATION", "1")
 
 def pytest_sessionstart(session):
     if os.environ.get("VKNCNN_REQUIRE_GPU") == "1":
-        from vkncnn.gpu import instance
+        from vkncnn.gpu.vulkan import instance
         if instance.get_gpu_count() == 0:
             raise pytest.UsageError(f"VKNCNN_REQUIRE_GPU=1 but no Vulkan device: {instance.unavailable_reason()}")
 
@@ -35,11 +35,11 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(autouse=True)
 def vulkan_validation_is_silent():
-    instance = sys.modules.get("vkncnn.gpu.instance")
+    instance = sys.modules.get("vkncnn.gpu.vulkan.instance")
     if instance is not None:
         instance.clear_validation_messages()
     yield
-    instance = sys.modules.get("vkncnn.gpu.instance")
+    instance = sys.modules.get("vkncnn.gpu.vulkan.instance")
     if instance is not None:
         messages = list(instance.validation_messages())
         instance.clear_validation_messages()

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import vkncnn
-from vkncnn.gpu import instance
+from vkncnn.gpu.vulkan import instance
 from vkncnn.testing import layer_param_text, param_entries, rel_err, weights_bin  # noqa: F401
 from vkncnn.tools.ncnn_oracle import ncnn, run_ncnn  # noqa: F401
 

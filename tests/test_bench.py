@@ -45,7 +45,7 @@ def test_cpu_run_against_ncnn_writes_json(tmp_path, capsys):
 
 
 def _gpu_profile(tmp_path, by: str) -> dict:
-    from vkncnn.gpu import instance
+    from vkncnn.gpu.vulkan import instance
     if instance.get_gpu_count() == 0:
         import pytest
         pytest.skip("no Vulkan device")

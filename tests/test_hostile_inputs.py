@@ -679,13 +679,14 @@ class _Raises(vkncnn.Layer):
 
 @pytest.mark.parametrize("gpu", [False, pytest.param(True, marks=pytest.mark.gpu)], ids=["cpu", "gpu"])
 @pytest.mark.parametrize("param,kind", [
-    ("Interp i 1 1 x y 0=1 1=1e39 2=1e39", vkncnn.LayerError),   # infinite scale: OverflowError inside
-    ("Interp i 1 1 x y 0=1 1=1e30 2=1e30", MemoryError),          # refused by the memory budget
+    ("Interp i 1 1 x y 0=1 1=1e39 2=1e39", vkncnn.ShapeError),   # an infinite scale
+    ("Interp i 1 1 x y 0=1 3=40000 4=40000", MemoryError),        # refused by the memory budget
     ("Custom c 1 1 x y", vkncnn.LayerError),                     # a custom layer's KeyError
 ])
 def test_every_failure_inside_a_layer_is_a_vkncnn_error_naming_it(gpu, param, kind):
     net = vkncnn.Net()
     net.opt.use_vulkan_compute = gpu
+    net.opt.memory_budget = 1 << 30
     net.register_custom_layer("Custom", _Raises)
     net.load_param_mem("7767517\n2 2\nInput in 0 1 x\n" + param + "\n")
     if gpu and net.gpu is None:

@@ -58,8 +58,8 @@ def test_1000_extracts_keep_memory_flat(gpu):
 
 @pytest.mark.gpu
 def test_100_nets_return_all_device_memory():
-    from vkncnn.gpu import instance
-    from vkncnn.gpu.allocator import live_device_bytes
+    from vkncnn.gpu.vulkan import instance
+    from vkncnn.gpu.vulkan.allocator import live_device_bytes
 
     if instance.get_gpu_count() == 0:
         pytest.skip("no Vulkan device")

@@ -12,8 +12,8 @@ import pytest
 import vkncnn
 from vkncnn import memory_budget
 from vkncnn.cpu_fallback import conv
-from vkncnn.gpu import instance
-from vkncnn.gpu.vkmat import VkMat
+from vkncnn.gpu.vulkan import instance
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layers.deconvolution import cut_box
 
 GiB = 1 << 30

@@ -5,7 +5,7 @@
     python -m vkncnn.tools.build_spirv --check    # exit 1 if anything shipped is stale or missing
 
 Variants per shaders/<name>.comp: fp32 and fp16 storage, times the cartesian product of the
-axes its manifest declares, plus its aliases (see vkncnn/gpu/shader_source.py):
+axes its manifest declares, plus its aliases (see vkncnn/gpu/compiler/source.py):
 
     // variants: PACK4=0,1        -> PACK4=0 and PACK4=1 (the first value is the default)
     // alias: relu_pack4 PACK4=1  -> the name "relu_pack4" means relu.comp with PACK4=1
@@ -27,8 +27,8 @@ import json
 import sys
 from pathlib import Path
 
-from vkncnn.gpu.shader_registry import INDEX_FORMAT, SHADER_DIR, BuiltinShaders, source_hash
-from vkncnn.gpu.shader_source import TARGET
+from vkncnn.gpu.compiler.registry import INDEX_FORMAT, SHADER_DIR, BuiltinShaders, source_hash
+from vkncnn.gpu.compiler.source import TARGET
 
 
 def _expected(shaders: BuiltinShaders) -> dict[tuple[str, str], tuple]:
@@ -83,7 +83,7 @@ def check(shaders: BuiltinShaders) -> list[str]:
 
 def build(shaders: BuiltinShaders, force: bool = False, verbose: bool = True) -> int:
     """Compile what is missing or stale, rewrite index.json, remove orphans. Returns #compiled."""
-    from vkncnn.gpu import glslang
+    from vkncnn.gpu.compiler import glslang
 
     shaders.spirv_dir.mkdir(parents=True, exist_ok=True)
     old = shaders.index().get("shaders", {}) if not force else {}

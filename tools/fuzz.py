@@ -1,178 +1,225 @@
-"""Fuzz the model loaders with mutated real files: every case loads or raises vkncnn.Error.
+"""Fuzz vkncnn with mutated real models: every case runs to its outputs or raises vkncnn.Error.
 
-    python -m vkncnn.tools.fuzz --cases 100000 [--seed 0] [--time-limit 1.0]
+    python -m vkncnn.tools.fuzz --cases 100000 [--seed 0] [--workers 2] [--gpu] [--save DIR]
+    python -m vkncnn.tools.fuzz --load-only --cases 100000     (loading only, as before)
 
-Mutations of real .param text, .param.bin and .bin files: truncation, bit flips,
-byte splices, huge/negative counts and sizes, wrong storage flags, dangling and
-duplicate blobs, unknown layer types, non-UTF-8 bytes, gigantic array params.
-A case fails if loading raises anything but a vkncnn.Error, takes more CPU time than
-the limit, or peaks above a small multiple of the input size in Python memory
-(tracemalloc: numpy buffers included).
-Prints the counts per outcome; exits 1 on any failure.
+Each case is a model made from real .param files (ncnn's benchmark set, digits with
+its weights) or from one or two random valid layers, with params edited to hostile
+values (sizes, pads, strides, scales, axes, shape expressions, shape hints), input
+shapes changed (zero extents, other ranks and channels, large extents), sometimes
+written as .param.bin and sometimes byte-damaged too (tools/fuzz_cases.py). A worker
+process loads it, feeds the inputs and extracts every output on the numpy path (or the
+Vulkan path with --gpu), under a per-net memory budget (opt.memory_budget).
+
+A case fails when it raises anything but a vkncnn.Error (also when a layer's foreign
+exception comes wrapped in a LayerError), crashes the worker, spends more CPU time than
+the limit (or wall time than the wall limit), or grows the worker's peak resident memory
+beyond budget + margin. Prints counts per outcome and per error type, cases/s, and each
+failure with its replay command; exits 1 on any failure.
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
-import random
+import json
 import sys
 import time
-import tracemalloc
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
-from .benchmark_models import BENCHMARK_DIR, DATA
-
-MEMORY_FLOOR = 8 << 20  # bytes a load may always use (interpreter noise, small models)
-MEMORY_FACTOR = 16      # beyond the floor, peak memory may reach this multiple of the input
-
-
-def seed_corpus() -> list[tuple[str, bytes, bytes]]:
-    """(kind, param bytes, bin bytes) taken from files the repository ships."""
-    corpus = []
-    for name in ("squeezenet", "mobilenet_v3", "nanodet_m", "vision_transformer", "yolov4-tiny"):
-        corpus.append(("text", (BENCHMARK_DIR / f"{name}.param").read_bytes(), b""))
-    corpus.append(("binary", (DATA / "examples/squeezenet_v1.1.param.bin").read_bytes(), b""))
-    digits_param, digits_bin = DATA / "digits.param", DATA / "digits.bin"
-    if digits_param.exists() and digits_bin.exists():
-        corpus.append(("text", digits_param.read_bytes(), digits_bin.read_bytes()))
-    return corpus
+from . import fuzz_cases, fuzz_pool
+from .fuzz_cases import Case
+from .fuzz_load import BENCHMARK_DIR, DATA, load_case, mutate, run_case, seed_corpus  # noqa: F401 - load-time API
+from .fuzz_pool import FAILURES, Limits, Result
 
 
-def _text_mutation(data: bytes, rng: random.Random) -> bytes:
-    lines = data.split(b"\n")
-    i = rng.randrange(len(lines))
-    choice = rng.randrange(9)
-    if choice == 0:  # huge or negative counts in the header
-        lines[1] = rng.choice([b"999999999 1", b"1 999999999", b"-5 10", b"3 -1", b"0 0", b"2147483648 1"])
-    elif choice == 1:  # a huge or negative number in a random token
-        toks = lines[i].split()
-        if toks:
-            toks[rng.randrange(len(toks))] = rng.choice([b"999999999", b"-999999999", b"-1", b"0=-2147483649",
-                                                          b"1=1e39", b"2=nan", b"-23300=99999999,1"])
-        lines[i] = b" ".join(toks)
-    elif choice == 2:  # a dangling blob
-        lines[i] = lines[i].replace(b" 1 1 ", b" 1 1 no_such_blob ", 1)
-    elif choice == 3:  # duplicate a line (duplicate names/tops)
-        lines.insert(i, lines[i])
-    elif choice == 4:  # unknown layer type
-        lines[i] = b"NoSuchLayer" + lines[i][lines[i].find(b" "):] if b" " in lines[i] else b"NoSuchLayer x"
-    elif choice == 5:  # non-UTF-8 bytes
-        lines[i] = lines[i] + bytes([0xff, 0xfe, 0x80])
-    elif choice == 6:  # gigantic array param
-        lines[i] = lines[i] + b" 5=" + b",".join([b"1"] * rng.choice([10, 1000, 200000]))
-    elif choice == 7:  # swap two lines (consumed before produced)
-        j = rng.randrange(len(lines))
-        lines[i], lines[j] = lines[j], lines[i]
-    else:  # drop a line
-        del lines[i]
-    return b"\n".join(lines)
+@dataclass
+class Report:
+    counts: collections.Counter = field(default_factory=collections.Counter)  # outcome -> n
+    failures: list = field(default_factory=list)   # Results
+    slowest: list = field(default_factory=list)    # (cpu s, index, origin)
+    largest: list = field(default_factory=list)    # (growth bytes, index, origin)
+    examples: dict = field(default_factory=dict)   # error type -> (index, its message), the first seen
+    seconds: float = 0.0
+
+    @property
+    def failed(self) -> int:
+        return sum(self.counts[k] for k in FAILURES)
+
+    def add(self, r: Result, keep: int = 5) -> None:
+        self.counts[r.outcome] += 1
+        if r.outcome in FAILURES:
+            self.failures.append(r)
+        elif r.outcome != "ok":
+            self.examples.setdefault(r.outcome, (r.case.index, r.detail.split("\n")[0]))
+        for board, value in ((self.slowest, r.cpu), (self.largest, r.growth)):
+            board.append((value, r.case.index, r.case.origin[:100]))
+            board.sort(reverse=True)
+            del board[keep:]
 
 
-def _byte_mutation(data: bytes, rng: random.Random) -> bytes:
-    if not data:
-        return data
-    buf = bytearray(data)
-    choice = rng.randrange(6)
-    if choice == 0:
-        return bytes(buf[:rng.randrange(len(buf))])  # truncation
-    if choice == 1:
-        for _ in range(rng.randint(1, 8)):  # bit flips
-            k = rng.randrange(len(buf))
-            buf[k] ^= 1 << rng.randrange(8)
-        return bytes(buf)
-    if choice == 2:  # a 32-bit word replaced by an extreme value
-        k = rng.randrange(max(1, len(buf) // 4)) * 4
-        buf[k:k + 4] = rng.choice([b"\xff\xff\xff\x7f", b"\x00\x00\x00\x80", b"\xff\xff\xff\xff",
-                                   b"\x47\x6b\x30\x01", b"\x38\x4b\x0d\x00", b"\x17\xff\xff\xff"])
-        return bytes(buf)
-    if choice == 3:  # splice: a chunk repeated
-        a = rng.randrange(len(buf))
-        b = min(len(buf), a + rng.randrange(1, 256))
-        return bytes(buf[:b] + buf[a:b] + buf[b:])
-    if choice == 4:  # a chunk deleted
-        a = rng.randrange(len(buf))
-        return bytes(buf[:a] + buf[a + rng.randrange(1, 64):])
-    return bytes(buf) + bytes(rng.randrange(1, 64))  # trailing garbage
+def cases_for(seed: int, count: int, start: int = 0, gpu: bool = False, budget: int = 64 << 20,
+              load_only: bool = False):
+    for i in range(start, start + count):
+        yield fuzz_cases.draw(seed, i, gpu=gpu, budget=budget, load_only=load_only)
 
 
-def mutate(kind: str, param: bytes, weights: bytes, rng: random.Random) -> tuple[bytes, bytes]:
-    target = rng.randrange(3) if weights else rng.randrange(2)
-    for _ in range(rng.randint(1, 3)):
-        if target == 2:
-            weights = _byte_mutation(weights, rng)
-        elif kind == "text" and target == 0:
-            param = _text_mutation(param, rng)
+def fuzz(cases, limits: Limits | None = None, workers: int = 2, gpu: bool = False, progress: int = 0,
+         save: Path | None = None, seed: int = 0, out=sys.stdout) -> Report:
+    """Run Cases (any iterable) on a worker pool; failures are printed as they come."""
+    limits = limits or Limits()
+    report = Report()
+    t0 = time.monotonic()
+    for n, result in enumerate(fuzz_pool.run(cases, limits, workers, gpu), start=1):
+        report.add(result)
+        if result.outcome in FAILURES:
+            print(failure_text(result, seed, save), file=out, flush=True)
+            if save is not None:
+                save_case(result, save, seed)
+        if progress and n % progress == 0:
+            rate = n / (time.monotonic() - t0)
+            print(f"{n} cases, {rate:.1f}/s: {dict(report.counts.most_common())}", file=out, flush=True)
+    report.seconds = time.monotonic() - t0
+    return report
+
+
+def failure_text(r: Result, seed: int, save: Path | None) -> str:
+    c = r.case
+    replay = (f"python -m vkncnn.tools.fuzz --seed {seed} --case {c.index}" + (" --gpu" if c.gpu else "")
+              + (" --load-only" if c.mode == "load" else "") + " --show")
+    if save is not None:
+        replay += f"\n    or: python -m vkncnn.tools.fuzz --replay {save / f'case-{c.index}'}"
+    return f"case {c.index}: {r.outcome}: {r.detail}\n    case: {c.describe()}\n    replay: {replay}"
+
+
+def save_case(r: Result, folder: Path, seed: int) -> Path:
+    c = r.case
+    where = folder / f"case-{c.index}"
+    where.mkdir(parents=True, exist_ok=True)
+    (where / ("model.param.bin" if c.fmt == "binary" else "model.param")).write_bytes(c.param)
+    if c.weights:
+        (where / "model.bin").write_bytes(c.weights)
+    meta = {k: v for k, v in asdict(c).items() if k not in ("param", "weights")}
+    meta.update(seed=seed, outcome=r.outcome, detail=r.detail)
+    (where / "case.json").write_text(json.dumps(meta, indent=1))
+    return where
+
+
+def load_saved(where: Path) -> Case:
+    meta = json.loads((where / "case.json").read_text())
+    binary = meta["fmt"] == "binary"
+    param = (where / ("model.param.bin" if binary else "model.param")).read_bytes()
+    weights = (where / "model.bin").read_bytes() if (where / "model.bin").exists() else b""
+    fields = {k: meta[k] for k in ("index", "mode", "fmt", "fill", "outputs", "gpu", "origin")}
+    fields["inputs"] = [(n, tuple(s), d) for n, s, d in meta["inputs"]]
+    return Case(param=param, weights=weights, **fields)
+
+
+def replay(case: Case, budget: int, show: bool) -> int:
+    """Run one case in this process (no watchdog): its outcome, and the traceback of a failure."""
+    from .fuzz_worker import measure
+
+    if show:
+        print(f"case {case.index}: {case.describe()}")
+        if case.fmt == "text":
+            print(case.param.decode("utf-8", "replace"))
         else:
-            param = _byte_mutation(param, rng)
-    return param, weights
+            print(f"(.param.bin of {len(case.param)} bytes)")
+    r = measure(case, budget)
+    print(f"outcome: {r['outcome']} in {r['cpu']:.3f} s CPU, peak RSS +{r['growth'] >> 20} MiB")
+    if r["detail"]:
+        print(r["detail"])
+    return 1 if r["outcome"] in FAILURES else 0
 
 
-def load_case(kind: str, param: bytes, weights: bytes) -> None:
-    import vkncnn
-
-    net = vkncnn.Net()
-    net.opt.use_vulkan_compute = False
-    if kind == "text":
-        net.load_param(param)
-    else:
-        net.load_param_bin(param)
-    if weights:
-        net.load_model(weights)
-
-
-def run_case(kind: str, param: bytes, weights: bytes, time_limit: float) -> str:
-    """'ok', an error class name, or 'FAIL: ...' for a crash, a hang or a memory blow-up."""
-    import vkncnn
-
-    tracemalloc.start()
-    t0 = time.process_time()  # CPU time: a shared, loaded machine must not fake a hang
-    try:
-        load_case(kind, param, weights)
-        outcome = "ok"
-    except vkncnn.Error as e:
-        outcome = type(e).__name__
-    except Exception as e:  # noqa: BLE001 - exactly what the fuzzer hunts
-        outcome = f"FAIL: {type(e).__name__}: {e}"
-    finally:
-        elapsed = time.process_time() - t0
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-    if elapsed > time_limit:
-        outcome = f"FAIL: took {elapsed:.2f} s"
-    limit = MEMORY_FLOOR + MEMORY_FACTOR * (len(param) + len(weights))
-    if peak > limit:
-        outcome = f"FAIL: peak memory {peak} bytes > {limit}"
-    return outcome
+def self_test(limits: Limits, gpu: bool) -> int:
+    """Each harness check must come back as its failure, and a worker must still run after."""
+    want = {"raise": "FOREIGN", "spin": "HANG", "sleep": "HANG", "abort": "CRASH", "hog": "BLOWUP"}
+    cases = [Case(i, mode) for i, mode in enumerate(fuzz_cases.HARNESS_CHECKS)]
+    cases.append(fuzz_cases.draw(0, 0, gpu=gpu, budget=limits.budget))
+    got = {r.case.mode: r.outcome for r in fuzz_pool.run(cases, limits, workers=2, gpu=gpu)}
+    bad = {m: o for m, o in got.items() if m in want and o != want[m]}
+    if got.get("extract") in FAILURES:
+        bad["extract"] = got["extract"]
+    print(f"harness self-test: {got}" + (f"; WRONG: {bad}" if bad else "; all caught"))
+    return 1 if bad else 0
 
 
-def fuzz(cases: int, seed: int, time_limit: float, verbose: bool = False) -> collections.Counter:
-    rng = random.Random(seed)
-    corpus = seed_corpus()
-    counts: collections.Counter = collections.Counter()
-    for n in range(cases):
-        kind, param, weights = corpus[rng.randrange(len(corpus))]
-        p, w = mutate(kind, param, weights, rng)
-        outcome = run_case(kind, p, w, time_limit)
-        counts[outcome if not outcome.startswith("FAIL") else "FAIL"] += 1
-        if outcome.startswith("FAIL"):
-            print(f"case {n}: {outcome}", file=sys.stderr)
-        if verbose and n and n % 5000 == 0:
-            print(f"{n} cases: {dict(counts)}", flush=True)
-    return counts
+def print_report(report: Report, total: int, workers: int, gpu: bool, out=sys.stdout) -> None:
+    rate = total / report.seconds if report.seconds else 0.0
+    print(f"{total} cases in {report.seconds:.0f} s ({rate:.1f} cases/s), {workers} workers, "
+          f"{'Vulkan' if gpu else 'numpy'} path", file=out)
+    errors = {k: n for k, n in report.counts.items() if k != "ok" and k not in FAILURES}
+    print("outcomes:", file=out)
+    for name, n in (("ok", report.counts["ok"]), ("vkncnn.Error", sum(errors.values())),
+                    *((k, report.counts[k]) for k in FAILURES)):
+        print(f"  {name:<24}{n:>8}", file=out)
+    print("vkncnn errors by type:", file=out)
+    for name, n in sorted(errors.items(), key=lambda kv: -kv[1]):
+        index, message = report.examples.get(name, (None, ""))
+        print(f"  {name:<24}{n:>8}   e.g. #{index}: {message[:110]}", file=out)
+    print("slowest cases (CPU s): " + "; ".join(f"#{i} {v:.2f} ({o[:50]})" for v, i, o in report.slowest),
+          file=out)
+    print("largest peak RSS growth: " + "; ".join(f"#{i} {v >> 20} MiB ({o[:50]})" for v, i, o in report.largest),
+          file=out)
+
+
+def _bytes(text: str) -> int:
+    units = {"k": 10, "m": 20, "g": 30}
+    text = text.strip().lower().removesuffix("ib").removesuffix("b")
+    if text and text[-1] in units:
+        return int(float(text[:-1]) * (1 << units[text[-1]]))
+    return int(text)
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--cases", type=int, default=100_000)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--time-limit", type=float, default=1.0)
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog="\n\n".join(__doc__.split("\n\n")[1:]))
+    ap.add_argument("--cases", type=int, default=100_000, help="number of cases to run (default 100000)")
+    ap.add_argument("--seed", type=int, default=0, help="seed: case N of a seed is the same on any machine")
+    ap.add_argument("--start", type=int, default=0, help="first case index (to resume or split a run)")
+    ap.add_argument("--load-only", action="store_true",
+                    help="only load mutated model files (byte-level damage), as the load-time fuzzer did")
+    ap.add_argument("--gpu", action="store_true", help="run the nets on the Vulkan path instead of numpy")
+    ap.add_argument("--workers", type=int, default=2, help="worker processes running cases (default 2)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="CPU seconds a case may take (default 2.0; 1.0 with --load-only; 10.0 with --gpu, "
+                         "where a CPU Vulkan device such as lavapipe compiles and runs every shader)")
+    ap.add_argument("--wall-limit", type=float, default=None,
+                    help="wall seconds a case may take, to catch hangs that use no CPU (default 30; "
+                         "the machine may be shared, so keep it well above --time-limit)")
+    ap.add_argument("--memory-budget", type=_bytes, default=64 << 20,
+                    help="opt.memory_budget of every net, bytes (suffixes K, M, G; default 64M)")
+    ap.add_argument("--memory-margin", type=_bytes, default=None,
+                    help="peak RSS growth a case may show beyond the budget (default 4 x budget + 64M: "
+                         "the budget bounds each buffer, not a layer's inputs, output and temporaries "
+                         "together, nor the weights)")
+    ap.add_argument("--save", type=Path, default=None, help="write each failing case (model, inputs, "
+                                                             "outcome) under this folder, one subfolder per case")
+    ap.add_argument("--case", type=int, default=None, help="replay case N of --seed in this process")
+    ap.add_argument("--replay", type=Path, default=None, help="replay a case folder written by --save")
+    ap.add_argument("--show", action="store_true", help="with --case/--replay: print the case's .param")
+    ap.add_argument("--progress", type=int, default=5000, help="print counts every N cases (0: never)")
+    ap.add_argument("--self-test", action="store_true",
+                    help="check that the harness reports a foreign exception, a hang, a crash and a blow-up")
     args = ap.parse_args(argv)
-    t0 = time.time()
-    counts = fuzz(args.cases, args.seed, args.time_limit, verbose=True)
-    print(f"{args.cases} cases in {time.time() - t0:.0f} s")
-    for outcome, n in counts.most_common():
-        print(f"  {outcome:<24}{n:>8}")
-    return 1 if counts["FAIL"] else 0
+    time_limit = args.time_limit or (1.0 if args.load_only else 10.0 if args.gpu else 2.0)
+    margin = args.memory_margin if args.memory_margin is not None else 4 * args.memory_budget + (64 << 20)
+    limits = Limits(time_limit, args.wall_limit or 30.0, args.memory_budget, margin)
+    if args.self_test:
+        limits.wall_s = min(limits.wall_s, 5.0)
+        return self_test(limits, args.gpu)
+    if args.replay is not None:
+        return replay(load_saved(args.replay), limits.budget, args.show)
+    if args.case is not None:
+        case = fuzz_cases.draw(args.seed, args.case, args.gpu, limits.budget, args.load_only)
+        return replay(case, limits.budget, args.show)
+    cases = cases_for(args.seed, args.cases, args.start, args.gpu, limits.budget, args.load_only)
+    report = fuzz(cases, limits, args.workers, args.gpu, args.progress, args.save, args.seed)
+    print_report(report, args.cases, args.workers, args.gpu)
+    return 1 if report.failed else 0
 
 
 if __name__ == "__main__":

@@ -45,7 +45,9 @@ def device_profile(path: str):
     if profile is None:
         yield
         return
-    from vkncnn.gpu import conv, gemm, winograd
+    from vkncnn.gpu.ops import convolution as conv
+    from vkncnn.gpu.ops import matrix_product as gemm
+    from vkncnn.gpu.ops import winograd_convolution as winograd
 
     saved = (conv.parallel_target, winograd.parallel_target, winograd.WINOGRAD_MIN_MACS, conv.DIRECT_MAX_MACS,
              conv.TENSOR_CORE_MIN_MACS, gemm.GEMM_TENSOR_CORE_MIN_MACS, conv.choose_tile)

@@ -44,7 +44,7 @@ def _wide(gen, module, extent_scale: int = 1):
 
 
 def winograd_shaped(rng):
-    """A convolution of the shape the Winograd path takes (gpu/winograd.py): 3x3, stride 1,
+    """A convolution of the shape the Winograd path takes (gpu/ops/winograd_convolution.py): 3x3, stride 1,
     dilation 1, one group, channels in whole pack4 items; any padding, bias, activation.
     Only the gpuD paths (layer_fuzz_discrete.py) take it on a CPU device."""
     inc, outc = (draw.pick(rng, (4, 8, 12, 16, 24, 32, 48, 64)) for _ in range(2))

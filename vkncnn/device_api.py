@@ -9,7 +9,7 @@ from __future__ import annotations
 
 def _instance():
     try:
-        from .gpu import instance
+        from .gpu.vulkan import instance
     except ImportError:
         return None
     return instance

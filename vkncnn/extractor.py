@@ -12,7 +12,7 @@ keep the values they had, on both paths, as in ncnn: use a new extractor for new
 
 Lifetime: nothing of the GPU path refers back to the extractor, so a dropped extractor is
 freed by reference counting where it is dropped; its finalizer only queues the return of
-its GPU plans to the net (vkncnn/gpu/lifetime.py says why finalizers take no locks).
+its GPU plans to the net (vkncnn/gpu/vulkan/lifetime.py says why finalizers take no locks).
 clear(), `with` and plain dropping all hand the plans back, each exactly once.
 """
 
@@ -31,7 +31,7 @@ from .mat import Mat
 
 def run_deferred_releases() -> None:
     """Run the GPU releases that finalizers queued (a safe point: no vkncnn lock is held)."""
-    lifetime = sys.modules.get("vkncnn.gpu.lifetime")  # never started without the GPU path
+    lifetime = sys.modules.get("vkncnn.gpu.vulkan.lifetime")  # never started without the GPU path
     if lifetime is not None:
         lifetime.run_deferred()
 
@@ -39,7 +39,7 @@ def run_deferred_releases() -> None:
 def defer_gpu_release(release, *args) -> None:
     """From a finalizer: queue a GPU release for the next safe point (no import, no lock)."""
     try:
-        lifetime = sys.modules.get("vkncnn.gpu.lifetime")
+        lifetime = sys.modules.get("vkncnn.gpu.vulkan.lifetime")
         if lifetime is not None:
             lifetime.defer(release, *args)
     except Exception:  # the interpreter is tearing modules down: the OS reclaims everything

@@ -62,7 +62,7 @@ class Layer:
         """Frees the pipelines cached_pipeline made for this layer (overrides that free more
         call this too)."""
         if "_gpu_pipelines" in self.__dict__:
-            from .gpu.layer_pipelines import forget_pipelines
+            from .gpu.ops.pipelines import forget_pipelines
             forget_pipelines(self)
         return 0
 

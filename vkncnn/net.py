@@ -36,7 +36,7 @@ from .format.graph_spec import GraphSpec, LayerSpec
 from .format.modelbin import ModelBin, ModelBinFromDataReader
 from .format.param_bin import HEADER_BYTES, check_header, parse_param_bin
 from .format.param_text import parse_param_reader, parse_param_text
-from .gpu.runtime import bind_net
+from .gpu.planner import bind_net
 from .graph import Blob, Graph
 from .layer import Layer, create_layer
 from .layer_types import CUSTOM_BIT, layer_to_index
@@ -72,7 +72,7 @@ class Net:
         self._layer_specs: list[LayerSpec] = []
         self._model_loaded = False
         self._pipelines_ready = False
-        self.gpu = None  # a vkncnn.gpu.runtime.NetGpu once the GPU path is bound
+        self.gpu = None  # a vkncnn.gpu.planner.NetGpu once the GPU path is bound
 
     # -- context manager, as pyncnn ----------------------------------------------
     def __enter__(self) -> Net:
@@ -368,7 +368,7 @@ class Net:
 
     def __del__(self) -> None:
         gpu = getattr(self, "gpu", None)
-        if gpu is not None:  # no locks in a finalizer (vkncnn/gpu/lifetime.py): queued instead
+        if gpu is not None:  # no locks in a finalizer (vkncnn/gpu/vulkan/lifetime.py): queued instead
             defer_gpu_release(gpu.release, self.graph.layers)
 
 

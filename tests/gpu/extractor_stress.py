@@ -20,9 +20,9 @@ import threading
 import numpy as np
 
 import vkncnn
-from vkncnn.gpu import instance
-from vkncnn.gpu.allocator import live_device_bytes
-from vkncnn.gpu.lifetime import run_deferred
+from vkncnn.gpu.vulkan import instance
+from vkncnn.gpu.vulkan.allocator import live_device_bytes
+from vkncnn.gpu.vulkan.lifetime import run_deferred
 from vkncnn.tools.benchmark_models import DATA
 
 

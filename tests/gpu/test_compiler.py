@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from vkncnn import Option, ShaderCompileError
-from vkncnn.gpu import glslang, spirv_cache
-from vkncnn.gpu import shader_registry as registry
-from vkncnn.gpu.preamble import make_preamble
-from vkncnn.gpu.shader_source import expand_includes, parse_manifest, splice_after_version
+from vkncnn.gpu.compiler import glslang, spirv_cache
+from vkncnn.gpu.compiler import registry as registry
+from vkncnn.gpu.compiler.preamble import make_preamble
+from vkncnn.gpu.compiler.source import expand_includes, parse_manifest, splice_after_version
 
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 
@@ -400,7 +400,7 @@ def test_build_and_check_on_a_private_shader_folder(tmp_path, monkeypatch):
 NO_COMPILER_SCRIPT = textwrap.dedent("""\
     import sys
     import vkncnn
-    from vkncnn.gpu import shader_registry as r
+    from vkncnn.gpu.compiler import registry as r
     opt = vkncnn.Option()
     sizes = []
     for fp16 in (False, True):
@@ -414,7 +414,7 @@ NO_COMPILER_SCRIPT = textwrap.dedent("""\
         assert "VKNCNN_NO_COMPILER" in str(exc), exc
     maps = open("/proc/self/maps").read()
     assert "libglslang" not in maps and "libSPIRV" not in maps, "glslang was loaded"
-    assert "vkncnn.gpu.glslang" not in sys.modules, "the compiler binding was imported"
+    assert "vkncnn.gpu.compiler.glslang" not in sys.modules, "the compiler binding was imported"
     print("ok", sizes)
     """)
 
@@ -438,7 +438,7 @@ def test_no_compiler_mode_refuses_stale_builtin(tmp_path, monkeypatch):
 
 @needs_validator
 def test_falls_back_to_validator_when_library_is_missing(tmp_path):
-    script = ("from vkncnn.gpu import glslang, shader_registry as r\n"
+    script = ("from vkncnn.gpu.compiler import glslang, registry as r\n"
               "spv = r.compile_glsl('#version 450\\nlayout (local_size_x = 1) in;\\nvoid main() {}\\n')\n"
               "assert spv[:4] == b'\\x03\\x02\\x23\\x07'\n"
               "print(glslang.backend(), glslang.library_error())\n")

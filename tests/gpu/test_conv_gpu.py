@@ -15,7 +15,7 @@ import pytest
 
 from vkncnn import testing
 from vkncnn.format.paramdict import ParamDict
-from vkncnn.gpu import instance
+from vkncnn.gpu.vulkan import instance
 from vkncnn.layer import create_layer
 from vkncnn.testing import random_layer_weights, run_layer
 
@@ -201,7 +201,7 @@ def test_innerproduct(outc, inc, extra, shape):
 ])
 def test_gpu_tiling_and_split_k(monkeypatch, type_name, outc, inc, k, group, extra, shape):
     """The tiles and split-K (fp32 partial sums + convolution_reduce.comp) a discrete GPU gets."""
-    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.ops.convolution as gpu_conv
 
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
     monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 0)  # the tiled kernel, not the direct one
@@ -216,8 +216,8 @@ def test_split_k_survives_replays(monkeypatch):
     the next. Two chained 3x3 layers, the second with a pack1 output (70 channels) and
     leaky ReLU, both split."""
     import vkncnn
-    import vkncnn.gpu.command as command
-    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.ops.convolution as gpu_conv
+    import vkncnn.gpu.vulkan.command as command
 
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
     monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 0)
@@ -265,7 +265,7 @@ def test_tensor_core_kernel_on_small_layers(monkeypatch, type_name, outc, inc, k
     kernel's edges: a last partial chunk, ragged tiles, pack1 output, pads, groups, split-K.
     (The kernel needs K >= 64, at least 16 output channels per group and a multiple of 4
     input channels per group: every case here qualifies.)"""
-    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.ops.convolution as gpu_conv
 
     monkeypatch.setattr(gpu_conv, "TENSOR_CORE_MIN_MACS", 0)
     monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 0)
@@ -289,7 +289,7 @@ def test_tensor_core_kernel_on_small_layers(monkeypatch, type_name, outc, inc, k
 def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, extra, shape):
     """convolution_direct.comp (pack4 in and out) on every geometry, with the (PX, lz) choices
     of small and large GPUs: `parallel` 2 gives 4 pixels per invocation, 1024 splits K."""
-    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.ops.convolution as gpu_conv
 
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: parallel)
     monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 1 << 40)
@@ -317,13 +317,13 @@ def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, ex
     (8, 4, {4: 1}, (4, 3, 2)),                               # one tile, mostly padding
 ])
 def test_winograd(monkeypatch, f, parallel, channels_last, outc, inc, extra, shape):
-    """The Winograd F(f x f, 3x3) path (gpu/winograd.py: input transform, grouped product,
+    """The Winograd F(f x f, 3x3) path (gpu/ops/winograd_convolution.py: input transform, grouped product,
     output transform) on every pad form, against the numpy path; `parallel` 1024 gives the
     product a large GPU's kernels (split-K, direct). `channels_last`: the layout of
     winograd_products.comp, forced (its tensor-core form where the device has one and the
     case fits, else its scalar form). The path must really run."""
-    import vkncnn.gpu.conv as gpu_conv
-    import vkncnn.gpu.winograd as gpu_winograd
+    import vkncnn.gpu.ops.convolution as gpu_conv
+    import vkncnn.gpu.ops.winograd_convolution as gpu_winograd
 
     monkeypatch.setattr(gpu_winograd, "winograd_device", lambda vkdev: True)
     monkeypatch.setattr(gpu_winograd, "WINOGRAD_MIN_MACS", 0)
@@ -353,8 +353,8 @@ def test_winograd43_fp16_rounding(monkeypatch):
     winograd43), not 0, +-1, +-2: layerfuzz --layers Convolution@cpuwinograd --seed 9601
     --case 3 --paths gpuD16 (96 -> 48 channels at 40x52, a Clip of [-0.95, 0.36]) was 6.9e-2
     off ncnn with the latter's transforms, ncnn's own Vulkan fp16 1.3e-2."""
-    import vkncnn.gpu.conv as gpu_conv
-    import vkncnn.gpu.winograd as gpu_winograd
+    import vkncnn.gpu.ops.convolution as gpu_conv
+    import vkncnn.gpu.ops.winograd_convolution as gpu_winograd
 
     monkeypatch.setattr(gpu_winograd, "winograd_device", lambda vkdev: True)
     monkeypatch.setattr(gpu_winograd, "WINOGRAD_MIN_MACS", 0)
@@ -369,7 +369,7 @@ def test_winograd43_fp16_rounding(monkeypatch):
 @pytest.mark.parametrize("f", [2, 4])
 def test_winograd_weights_compute_the_convolution(f):
     """U = G g G^T with the transforms the shaders hard-code gives a 3x3 correlation."""
-    from vkncnn.gpu.winograd import frequencies, winograd_weights
+    from vkncnn.gpu.ops.winograd_convolution import frequencies, winograd_weights
 
     r = np.sqrt(2)  # F(4, 3) on the points 0, +-sqrt 2, +-1/sqrt 2, infinity (as ncnn's Vulkan)
     bt = {2: [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, 1, 0, -1]],
@@ -394,7 +394,7 @@ def test_winograd_weights_compute_the_convolution(f):
 def test_winograd_tile_choice():
     """F(4, 3) where its products need fewer workgroup columns, F(2, 3) on ties, and the
     Option's switches obeyed."""
-    from vkncnn.gpu.winograd import choose_tile
+    from vkncnn.gpu.ops.winograd_convolution import choose_tile
     from vkncnn.option import Option
 
     opt = Option()
@@ -410,7 +410,7 @@ def test_winograd_tile_choice():
 
 def test_direct_tile_choices():
     """Many pixels: 4 per invocation; few: 1 per invocation and K split inside the workgroup."""
-    from vkncnn.gpu.conv import direct_tile
+    from vkncnn.gpu.ops.convolution import direct_tile
 
     assert direct_tile(24, 112 * 112, 4, 1024) == (2, 256, 1)  # 150 K invocations, K too short to split
     assert direct_tile(256, 56 * 56, 16, 1024) == (2, 128, 2)   # 401 K: 2 pixels each, K split 2 ways
@@ -425,8 +425,8 @@ def test_innerproduct_weight_slices(monkeypatch, inc):
     """Weights larger than the device's storage-buffer range are cut into row slices; one
     input vector with a multiple of 4 inputs takes the vec4 matrix-vector kernel, any other
     length gemm.comp's scalar one."""
-    import vkncnn.gpu.gemm as gpu_gemm
-    from vkncnn.gpu.gpu_info import GpuInfo
+    import vkncnn.gpu.ops.matrix_product as gpu_gemm
+    from vkncnn.gpu.vulkan.gpu_info import GpuInfo
 
     monkeypatch.setattr(GpuInfo, "max_storage_buffer_range", lambda self: 4096)
     shaders = []
@@ -536,7 +536,7 @@ def test_gemm_tensor_core_kernel(monkeypatch, type_name, params, weights, shapes
     """gemm_coopmat.comp on small products (its size threshold lowered to 0). Where the
     device has no cooperative matrices (lavapipe) gemm.comp runs instead and this is one more
     grid; on the H200 every case records the tensor-core kernel at least once."""
-    import vkncnn.gpu.gemm as gpu_gemm
+    import vkncnn.gpu.ops.matrix_product as gpu_gemm
 
     monkeypatch.setattr(gpu_gemm, "GEMM_TENSOR_CORE_MIN_MACS", 0)
     shaders = []

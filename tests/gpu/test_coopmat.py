@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import pytest
 
-from vkncnn.gpu import instance
-from vkncnn.gpu.conv import split_k, use_tensor_cores
-from vkncnn.gpu.gemm import gemm_on_tensor_cores
-from vkncnn.gpu.shader_registry import get_builtin_spirv
-from vkncnn.gpu.spirv_reflect import reflect
-from vkncnn.gpu.winograd import tensor_core_products
+from vkncnn.gpu.compiler.registry import get_builtin_spirv
+from vkncnn.gpu.compiler.spirv_reflect import reflect
+from vkncnn.gpu.ops.convolution import split_k, use_tensor_cores
+from vkncnn.gpu.ops.matrix_product import gemm_on_tensor_cores
+from vkncnn.gpu.ops.winograd_convolution import tensor_core_products
+from vkncnn.gpu.vulkan import instance
 from vkncnn.option import Option
 
 pytestmark = pytest.mark.gpu

@@ -18,7 +18,8 @@ import pytest
 from vkncnn import testing
 from vkncnn.errors import Error, ParamError, ShapeError
 from vkncnn.format.paramdict import ParamDict
-from vkncnn.gpu import elementwise, instance
+from vkncnn.gpu.ops import elementwise
+from vkncnn.gpu.vulkan import instance
 from vkncnn.layer import create_layer
 from vkncnn.testing import run_layer
 

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 import vkncnn
-from vkncnn.gpu.lifetime import pending_releases, run_deferred
+from vkncnn.gpu.vulkan.lifetime import pending_releases, run_deferred
 from vkncnn.tools.benchmark_models import DATA, param_path
 from vkncnn.tools.randweights import random_weights
 

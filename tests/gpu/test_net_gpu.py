@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import vkncnn
-from vkncnn.gpu import instance
+from vkncnn.gpu.vulkan import instance
 from vkncnn.tools.benchmark_models import param_path
 from vkncnn.tools.randweights import random_weights
 
@@ -126,7 +126,7 @@ def test_no_device_falls_back_to_cpu_with_one_warning(monkeypatch):
 
 
 def test_device_memory_returns_after_dropping_nets():
-    from vkncnn.gpu.allocator import live_device_bytes
+    from vkncnn.gpu.vulkan.allocator import live_device_bytes
 
     def held():
         gc.collect()
@@ -201,7 +201,7 @@ def test_device_that_fails_to_create_falls_back_with_one_warning(monkeypatch):
 
 def test_out_of_device_memory_while_loading_is_a_clear_error(monkeypatch):
     from vkncnn.errors import GpuError
-    from vkncnn.gpu import allocator
+    from vkncnn.gpu.vulkan import allocator
 
     def no_memory(self, size, retain_device=True):
         raise GpuError(f"out of device memory: could not allocate {size} bytes")
@@ -216,7 +216,7 @@ def test_out_of_device_memory_while_loading_is_a_clear_error(monkeypatch):
 
 def test_out_of_device_memory_while_running_is_a_clear_error(monkeypatch):
     from vkncnn.errors import GpuError
-    from vkncnn.gpu import allocator
+    from vkncnn.gpu.vulkan import allocator
 
     net = _net()
     real = allocator.VkBlobAllocator.fastMalloc
@@ -236,7 +236,7 @@ def test_out_of_device_memory_while_running_is_a_clear_error(monkeypatch):
 
 def test_device_lost_is_a_clear_error_not_a_crash(monkeypatch):
     from vkncnn.errors import GpuError
-    from vkncnn.gpu import device
+    from vkncnn.gpu.vulkan import device
 
     net = _net()
     x = np.ones((2, 3, 4), np.float32)
@@ -285,7 +285,7 @@ ReLU post 1 1 s y 0={slope}
 def test_relu_after_eltwise_is_fused_and_the_sum_stays_extractable(monkeypatch, slope):
     """The planner folds `post` into the Eltwise's dispatch (one dispatch fewer); the
     un-activated sum `s` is never stored, so extracting it afterwards computes it afresh."""
-    import vkncnn.gpu.runtime as runtime
+    import vkncnn.gpu.planner as runtime
     from vkncnn.gpu.fusion import Fusions
 
     x = np.random.default_rng(1).uniform(-1, 1, (8, 5, 6)).astype(np.float32)
@@ -322,9 +322,9 @@ def test_residual_sum_and_relu_fold_into_the_convolution(monkeypatch, tmp_path, 
     (tensor cores only where the device has them, else the tiled kernel runs again; Winograd
     folds them into its output transform), equal to the numpy path; the un-summed conv
     output and the sum stay extractable."""
-    import vkncnn.gpu.conv as gpu_conv
-    import vkncnn.gpu.runtime as runtime
-    import vkncnn.gpu.winograd as gpu_winograd
+    import vkncnn.gpu.ops.convolution as gpu_conv
+    import vkncnn.gpu.ops.winograd_convolution as gpu_winograd
+    import vkncnn.gpu.planner as runtime
     from vkncnn.gpu.fusion import Fusions
 
     if kernel == "winograd":
@@ -375,7 +375,7 @@ _NOT_FOLDED_TAIL = {
 @pytest.mark.parametrize("case", sorted(_NOT_FOLDED_TAIL))
 def test_residual_sums_that_must_not_fold(monkeypatch, tmp_path, case):
     """No residual folding where its conditions fail; the results stay the numpy path's."""
-    import vkncnn.gpu.runtime as runtime
+    import vkncnn.gpu.planner as runtime
 
     act, tail, layers, blobs = _NOT_FOLDED_TAIL[case]
     text = (f"7767517\n{layers} {blobs}\nInput in 0 1 x\nSplit sp 1 2 x x1 x2\n"

@@ -19,7 +19,8 @@ import pytest
 from vkncnn import testing
 from vkncnn.errors import ShapeError
 from vkncnn.format.paramdict import ParamDict
-from vkncnn.gpu import instance, rows
+from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.vulkan import instance
 from vkncnn.layer import create_layer
 from vkncnn.testing import run_layer
 

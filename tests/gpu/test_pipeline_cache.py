@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from vkncnn.gpu import instance
-from vkncnn.gpu import pipeline_cache as pc
-from vkncnn.gpu.pipeline import Pipeline
+from vkncnn.gpu.vulkan import instance
+from vkncnn.gpu.vulkan import pipeline_cache as pc
+from vkncnn.gpu.vulkan.pipeline import Pipeline
 
 pytestmark = pytest.mark.gpu
 

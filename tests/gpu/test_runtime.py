@@ -18,9 +18,13 @@ import numpy as np
 import pytest
 
 from vkncnn.errors import GpuError
-from vkncnn.gpu import instance, vk
-from vkncnn.gpu.allocator import VkBlobAllocator, VkStagingAllocator, VkWeightAllocator
-from vkncnn.gpu.barriers import (
+from vkncnn.gpu.compiler.source import compiler_disabled
+from vkncnn.gpu.compiler.spirv_reflect import reflect
+from vkncnn.gpu.ops.packing import convert_packing
+from vkncnn.gpu.run_shader import run_shader
+from vkncnn.gpu.vulkan import instance, vk
+from vkncnn.gpu.vulkan.allocator import VkBlobAllocator, VkStagingAllocator, VkWeightAllocator
+from vkncnn.gpu.vulkan.barriers import (
     COMPUTE,
     SHADER_READ,
     SHADER_WRITE,
@@ -29,14 +33,10 @@ from vkncnn.gpu.barriers import (
     TRANSFER_WRITE,
     BarrierTracker,
 )
-from vkncnn.gpu.command import HostSlot, ReplanNeeded, VkCompute, VkTransfer
-from vkncnn.gpu.lifetime import run_deferred
-from vkncnn.gpu.packing import convert_packing
-from vkncnn.gpu.pipeline import Pipeline
-from vkncnn.gpu.run_shader import run_shader
-from vkncnn.gpu.shader_source import compiler_disabled
-from vkncnn.gpu.spirv_reflect import reflect
-from vkncnn.gpu.vkmat import VkMat, pack_into, unpack
+from vkncnn.gpu.vulkan.command import HostSlot, ReplanNeeded, VkCompute, VkTransfer
+from vkncnn.gpu.vulkan.lifetime import run_deferred
+from vkncnn.gpu.vulkan.pipeline import Pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat, pack_into, unpack
 from vkncnn.option import Option
 
 pytestmark = pytest.mark.gpu
@@ -73,7 +73,7 @@ def opt_fp(fp16: bool = False) -> Option:
 
 
 def compile_glsl(source: str, fp16: bool = False) -> bytes:
-    from vkncnn.gpu.shader_registry import compile_glsl as compile_
+    from vkncnn.gpu.compiler.registry import compile_glsl as compile_
     skip_without_compiler()
     return compile_(textwrap.dedent(source), name="test_runtime", fp16_storage=fp16)
 
@@ -131,7 +131,7 @@ def rand(*shape, seed=0):
 
 # -- import hygiene ---------------------------------------------------------------------------
 def test_import_does_not_load_vulkan():
-    code = ("import sys, vkncnn, vkncnn.gpu, vkncnn.gpu.command, vkncnn.gpu.packing, vkncnn.gpu.run_shader;"
+    code = ("import sys, vkncnn, vkncnn.gpu, vkncnn.gpu.vulkan.command, vkncnn.gpu.ops.packing, vkncnn.gpu.run_shader;"
             "from vkncnn.gpu import VkMat, Pipeline;"
             "assert 'vulkan' not in sys.modules, 'vulkan imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
@@ -747,7 +747,7 @@ def test_driver_path(fresh_instance):
 
 @needs_gpu
 def test_create_device_failure(monkeypatch, fresh_instance):
-    from vkncnn.gpu import device as device_mod
+    from vkncnn.gpu.vulkan import device as device_mod
     monkeypatch.setattr(device_mod, "_device_extensions", lambda info: ["VK_KHR_not_a_real_extension"])
     with pytest.raises(GpuError, match=r"vkCreateDevice.*EXTENSION_NOT_PRESENT.*not_a_real"):
         instance.get_gpu_device()
@@ -791,10 +791,10 @@ def test_destroy_instance_while_objects_live():
 # -- validation -------------------------------------------------------------------------------
 VALIDATION_SCRIPT = r"""
 import numpy as np
-from vkncnn.gpu import instance
+from vkncnn.gpu.vulkan import instance
 assert instance.current_instance().validation, "validation layer not enabled"
 import tests.gpu.test_runtime as t
-from vkncnn.gpu.barriers import BarrierTracker
+from vkncnn.gpu.vulkan.barriers import BarrierTracker
 dev = instance.get_gpu_device()
 
 # a scenario touching every recorder feature, with sync validation on
@@ -835,7 +835,7 @@ def test_validation_clean():
     The negative control (barriers switched off) proves the layer and the messenger work.
     """
     skip_without_compiler()
-    from vkncnn.gpu.instance import _instance_layers
+    from vkncnn.gpu.vulkan.instance import _instance_layers
     if "VK_LAYER_KHRONOS_validation" not in _instance_layers():
         pytest.skip("validation layer not installed")
     env = dict(os.environ, VKNCNN_VALIDATION="1")
@@ -875,7 +875,7 @@ def test_fp16_download_casts_on_the_gpu_from_its_threshold(shape, elempack):
     """fp16 blobs of DOWNLOAD_CAST_MIN values or more come back through download_cast.comp
     (cast and unpacked on the GPU), smaller ones through numpy: both give the fp16 values
     as fp32, in numpy shape, whatever the packing (channel counts not divisible by 4 too)."""
-    from vkncnn.gpu.command import DOWNLOAD_CAST_MIN
+    from vkncnn.gpu.vulkan.command import DOWNLOAD_CAST_MIN
 
     vkdev = instance.get_gpu_device()
     if not vkdev.info.support_fp16_storage():

@@ -15,9 +15,10 @@ import pytest
 
 from vkncnn import testing
 from vkncnn.errors import GpuError
-from vkncnn.gpu import gather, instance
-from vkncnn.gpu.gather import _lift, _merge_axes, _Side
-from vkncnn.gpu.vkmat import VkMat
+from vkncnn.gpu.ops import data_movement as gather
+from vkncnn.gpu.ops.data_movement import _lift, _merge_axes, _Side
+from vkncnn.gpu.vulkan import instance
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.net import Net
 
 pytestmark = [pytest.mark.gpu,
@@ -76,7 +77,7 @@ def test_merge_axes_fuses_contiguous_runs():
 
 
 def test_views_share_and_release_once():
-    from vkncnn.gpu.allocator import VkBlobAllocator
+    from vkncnn.gpu.vulkan.allocator import VkBlobAllocator
     alloc = VkBlobAllocator(instance.get_gpu_device())
     base = VkMat.for_numpy_shape((8, 3, 5), 4, 4, alloc)
     a = gather.view(base, (8, 15))        # same packing axis and positions per item

@@ -153,7 +153,7 @@ def test_gpu_kernels_of_discrete_gpus(monkeypatch, parallel, direct, inc, outc, 
     """What a discrete GPU records for the matrix-product groups, forced here on a CPU device:
     convolution_direct.comp (pack4 in and out; `parallel` 2 gives 4 pixels per invocation,
     1024 splits K) or the tiled kernel with split-K partial sums."""
-    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.ops.convolution as gpu_conv
 
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: parallel)
     monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", (1 << 40) if direct else 0)

@@ -158,7 +158,7 @@ def test_dynamic_weight_stays_on_numpy():
 def test_gpu_split_k(monkeypatch, inc, outc, extra):
     """The tiles and split-K (partial sums + convolution_reduce.comp) a discrete GPU gets,
     forced here on a CPU device."""
-    import vkncnn.gpu.conv as gpu_conv
+    import vkncnn.gpu.ops.convolution as gpu_conv
 
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
     check_gpu_vs_ncnn(monkeypatch, Deconvolution1D, TYPE, d1_params(outc, inc, 3, extra=extra),

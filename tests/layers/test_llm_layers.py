@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.oracle import check_layer, rand, raw
-from vkncnn.gpu.instance import get_gpu_count
+from vkncnn.gpu.vulkan.instance import get_gpu_count
 from vkncnn.testing import run_layer
 
 

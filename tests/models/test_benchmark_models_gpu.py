@@ -12,7 +12,7 @@ import pytest
 
 from tests.models.common import model_io, model_weights, output_err
 from tests.oracle import run_ncnn, run_vkncnn
-from vkncnn.gpu import instance
+from vkncnn.gpu.vulkan import instance
 from vkncnn.tools.benchmark_models import INPUT_SHAPES
 from vkncnn.tools.compare_models import detection_head_inputs, softmax_logits
 

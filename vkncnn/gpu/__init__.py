@@ -15,17 +15,27 @@ import importlib
 from .run_shader import run_shader
 
 _EXPORTS = {
-    "create_gpu_instance": "instance", "destroy_gpu_instance": "instance", "get_gpu_count": "instance",
-    "get_default_gpu_index": "instance", "get_gpu_info": "instance", "get_gpu_device": "instance",
-    "validation_messages": "instance",
-    "GpuInfo": "gpu_info", "VulkanDevice": "device",
-    "VkBlobAllocator": "allocator", "VkStagingAllocator": "allocator", "VkWeightAllocator": "allocator",
-    "VkBufferMemory": "allocator",
-    "VkMat": "vkmat",
-    "Pipeline": "pipeline",
-    "VkCompute": "command", "VkTransfer": "command", "HostSlot": "command", "ReplanNeeded": "command",
-    "Download": "command",
-    "convert_packing": "packing",
+    "create_gpu_instance": "vulkan.instance",
+    "destroy_gpu_instance": "vulkan.instance",
+    "get_gpu_count": "vulkan.instance",
+    "get_default_gpu_index": "vulkan.instance",
+    "get_gpu_info": "vulkan.instance",
+    "get_gpu_device": "vulkan.instance",
+    "validation_messages": "vulkan.instance",
+    "GpuInfo": "vulkan.gpu_info",
+    "VulkanDevice": "vulkan.device",
+    "VkBlobAllocator": "vulkan.allocator",
+    "VkStagingAllocator": "vulkan.allocator",
+    "VkWeightAllocator": "vulkan.allocator",
+    "VkBufferMemory": "vulkan.allocator",
+    "VkMat": "vulkan.vkmat",
+    "Pipeline": "vulkan.pipeline",
+    "VkCompute": "vulkan.command",
+    "VkTransfer": "vulkan.command",
+    "HostSlot": "vulkan.command",
+    "ReplanNeeded": "vulkan.command",
+    "Download": "vulkan.command",
+    "convert_packing": "ops.packing",
 }
 
 __all__ = [

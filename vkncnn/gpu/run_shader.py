@@ -32,11 +32,11 @@ def run_shader(glsl_source: str, inputs: list, outputs: list, global_size: tuple
                specializations=(), local_size: tuple = (64, 1, 1), fp16: bool = False, defines=None,
                device=None) -> list:
     """Compile and run `glsl_source` once; returns the output arrays in order."""
-    from .command import VkCompute
-    from .instance import get_gpu_device
-    from .pipeline import Pipeline
-    from .shader_registry import compile_glsl
-    from .vkmat import VkMat, storage_dtype
+    from .compiler.registry import compile_glsl
+    from .vulkan.command import VkCompute
+    from .vulkan.instance import get_gpu_device
+    from .vulkan.pipeline import Pipeline
+    from .vulkan.vkmat import VkMat, storage_dtype
 
     vkdev = device if device is not None and not isinstance(device, int) else get_gpu_device(device)
     if fp16 and not vkdev.info.support_fp16_storage():

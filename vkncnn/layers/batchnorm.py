@@ -5,11 +5,11 @@ The channel axis is ncnn's packing axis: w of a 1-D blob, h of 2-D, c of 3-D/4-D
 (numpy axis 0 in every case).
 """
 
-from vkncnn.affine_layer import AffineLayer
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
+from vkncnn.layers.common.affine import AffineLayer
 
 
 @register_layer("BatchNorm")

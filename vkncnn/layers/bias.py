@@ -5,11 +5,11 @@ A 1-D or 2-D blob is a single ncnn channel, so it gets bias[0] everywhere.
 
 import numpy as np
 
-from vkncnn.affine_layer import AffineLayer
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
+from vkncnn.layers.common.affine import AffineLayer
 
 
 @register_layer("Bias")

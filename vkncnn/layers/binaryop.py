@@ -11,7 +11,7 @@ Domain edges follow ncnn's vectorised kernels: x / 0 is nan, pow of a base <= 0 
 
 from vkncnn.cpu_fallback import binary
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import Layer, register_layer
 
 

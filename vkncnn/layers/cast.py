@@ -12,7 +12,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback.activation import FLT_MIN
 from vkncnn.errors import ParamError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import Layer, register_layer
 
 FP32, FP16, INT8, BF16 = 1, 2, 3, 4

@@ -1,9 +1,9 @@
 """Clip: y = min(max(x, min), max); the bounds default to -FLT_MAX and FLT_MAX."""
 
 from vkncnn.cpu_fallback import activation
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
-from vkncnn.unary_layer import UnaryLayer
+from vkncnn.layers.common.unary import UnaryLayer
 
 
 @register_layer("Clip")

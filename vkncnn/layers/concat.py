@@ -12,7 +12,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 
@@ -56,8 +56,11 @@ class Concat(Layer):
             return [gather.view(bottoms[0], shapes[0])]
         out_shape = list(shapes[0])
         out_shape[axis] = sum(s[axis] for s in shapes)
+        # a non-empty input tells the storage precision (an empty upload may be fp32 in fp16
+        # storage: a first, empty KV cache)
+        ref = next((b for b in bottoms if b.total()), bottoms[0])
         top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt),
-                                    bottoms[0].scalar_size(), cmd, opt)
+                                    ref.scalar_size(), cmd, opt)
         out_strides = gather.c_strides(out_shape)
         offset = 0
         for b, s in zip(bottoms, shapes):

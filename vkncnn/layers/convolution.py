@@ -25,8 +25,8 @@ from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.conv_kernels import ConvKernel
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu import winograd
-from vkncnn.gpu.conv import (
+from vkncnn.gpu.ops import winograd_convolution as winograd
+from vkncnn.gpu.ops.convolution import (
     ConvGeometry,
     check_weight_storage,
     conv_input_planes,
@@ -34,11 +34,11 @@ from vkncnn.gpu.conv import (
     record_conv,
     upload_conv_weights,
 )
-from vkncnn.gpu.layer_pipelines import forget_pipelines
+from vkncnn.gpu.ops.pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .alloc_limit import check_window
+from .common.alloc_limit import check_window
 
 
 def load_window_params(layer, pd) -> None:
@@ -101,7 +101,7 @@ class Convolution(Layer):
         # numpy path: give the output channels-last (set by vkncnn/channels_last.py)
         self.channels_last_top = False
         # GPU: the allocator of a layer that may take the Winograd path (set at upload)
-        # and that path's weights per output tile size F, made on first use (gpu/winograd.py)
+        # and that path's weights per output tile size F, made on first use (gpu/ops/winograd_convolution.py)
         self.winograd_allocator = None
         self.winograd_products: dict = {}
 
@@ -274,7 +274,9 @@ class Convolution(Layer):
         kernel = (self.kernel_h, self.kernel_w)
         xq = x if x.dtype == np.int8 else conv.quantize(x, self.bottom_int8_scale)
         # ncnn pads the int8 tensor: the pad value is converted to int8 as C does (truncation)
-        pad_q = np.array(int(np.trunc(self.pad_value))).astype(np.int8)
+        pad = np.trunc(self.pad_value)
+        # beyond int range C's conversion is undefined: x86 gives INT_MIN, whose low byte is 0
+        pad_q = np.array(int(pad) if abs(pad) < 2**31 else -(2**31)).astype(np.int8)
         xp = self._pad(xq, kernel, pad_q, opt, self.num_output, itemsize=8)
         acc = conv.conv2d(xp, self.weight_int8, kernel, self._stride, self._dilation, dtype=np.float64)
         out = acc.astype(np.float32) * self.scale_in[:, None, None]
@@ -292,6 +294,8 @@ class Convolution(Layer):
             raise ShapeError(f"dynamic_weight needs {need} inputs (x, weight{', bias' if self.bias_term else ''}), "
                              f"got {len(bottoms)}")
         x, weight = bottoms[0], np.asarray(bottoms[1], np.float32)
+        if weight.size == 0:
+            raise ShapeError(f"dynamic weight {weight.shape} is empty")
         kw = weight.shape[-1]
         kh = weight.shape[-2] if weight.ndim >= 2 else 1
         outc = weight.shape[0] if weight.ndim >= 3 else 1
@@ -326,7 +330,7 @@ class Convolution(Layer):
         groups (ncnn's own order), else [g][oc][tap][ic] for the matrix product."""
         path = self._gpu_path
         upload_conv_weights(self, cmd, opt, path, self.kernel_h * self.kernel_w, taps_first=False)
-        # a plan may take the Winograd path (gpu/winograd.py), which uploads its own weights
+        # a plan may take the Winograd path (gpu/ops/winograd_convolution.py), which uploads its own weights
         # into the same allocator on first use
         self.winograd_products = {}
         self.winograd_allocator = None

@@ -16,11 +16,11 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.conv import ConvGeometry, Plane, check_weight_storage, record_conv, upload_conv_weights
+from vkncnn.gpu.ops.convolution import ConvGeometry, Plane, check_weight_storage, record_conv, upload_conv_weights
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .window1d import check_conv1d_budget
+from .common.window1d import check_conv1d_budget
 
 
 @register_layer("Convolution1D")

@@ -20,8 +20,8 @@ from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
 
-from .alloc_limit import check_elements, check_window
-from .window3d import as_volume, check_window3d_params, kernel3d, load_window3d_params, pads3d
+from .common.alloc_limit import check_elements, check_window
+from .common.window3d import as_volume, check_window3d_params, kernel3d, load_window3d_params, pads3d
 
 
 @register_layer("Convolution3D")
@@ -69,6 +69,8 @@ class Convolution3D(Layer):
         if pads is None:
             raise ParamError(f"pads {pads3d(self)} mix explicit and negative values")
         padded = tuple(n + b + a for n, (b, a) in zip(x.shape[1:], pads))
+        if min(padded) <= 0:
+            raise ShapeError(f"input {x.shape[1:]} with pads {pads} leaves nothing to convolve")
         out_size = [conv3d.output_extent(n, k, s, d) for n, k, s, d in zip(padded, kernel, stride, dilation)]
         columns = x.shape[0] * math.prod(kernel) * math.prod(max(n, 0) for n in out_size)
         check_elements(x.shape[0] * math.prod(padded), "the padded input")

@@ -16,7 +16,7 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ShapeError, WeightError
-from vkncnn.gpu.conv import (
+from vkncnn.gpu.ops.convolution import (
     ConvGeometry,
     check_weight_storage,
     conv_path,
@@ -27,8 +27,8 @@ from vkncnn.gpu.conv import (
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .alloc_limit import check_elements
-from .window1d import (
+from .common.alloc_limit import check_elements
+from .common.window1d import (
     as_sequence,
     check_conv1d_budget,
     check_dynamic_inputs,

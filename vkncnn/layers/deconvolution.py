@@ -20,7 +20,7 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.conv import (
+from vkncnn.gpu.ops.convolution import (
     ConvGeometry,
     check_weight_storage,
     conv_input_planes,
@@ -95,6 +95,8 @@ class Deconvolution(Layer):
         if x.shape[0] != inc_g * self.group:
             raise ShapeError(f"input has {x.shape[0]} channels but the weights expect "
                              f"{inc_g * self.group} ({inc_g} per group x {self.group} groups)")
+        if x.shape[1] == 0 or x.shape[2] == 0:
+            raise ShapeError(f"Deconvolution: input {x.shape} is empty, there is nothing to convolve")
         self._check_budget(opt, x.shape, wmat, kernel)
         out = conv.deconv2d(x.astype(np.float32, copy=False), wmat, kernel,
                             (self.stride_h, self.stride_w), (self.dilation_h, self.dilation_w),
@@ -144,6 +146,8 @@ class Deconvolution(Layer):
             raise ShapeError(f"dynamic deconvolution weight must be 4-D (inc, outc/group, kh, kw), "
                              f"got {weight.shape}")
         inc, outc_g, kh, kw = weight.shape
+        if weight.size == 0:
+            raise ShapeError(f"dynamic deconvolution weight {weight.shape} is empty")
         if inc % self.group:
             raise ShapeError(f"dynamic weight {weight.shape}: {inc} input channels not divisible "
                              f"by group {self.group}")
@@ -179,6 +183,9 @@ class Deconvolution(Layer):
             raise ShapeError(f"{self.type or 'Deconvolution'} takes (c, h, w) input; got 4-D "
                              f"{x.numpy_shape()} (use Deconvolution3D, or Reshape to 3-D)")
         x, plane = conv_input_planes(x, cmd, opt, False, self.type or "Deconvolution")
+        if plane.h == 0 or plane.w == 0:  # as the numpy path: no pixel, no transposed convolution
+            raise ShapeError(f"{self.type or 'Deconvolution'}: input {bottoms[0].numpy_shape()} is empty, "
+                             "there is nothing to convolve")
         if plane.channels != self.num_input_g * self.group:
             raise ShapeError(f"input has {plane.channels} channels but the weights expect "
                              f"{self.num_input_g * self.group} ({self.num_input_g} per group x {self.group} groups)")

@@ -18,7 +18,7 @@ import numpy as np
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.conv import (
+from vkncnn.gpu.ops.convolution import (
     ConvGeometry,
     check_weight_storage,
     conv_path,
@@ -29,8 +29,8 @@ from vkncnn.gpu.conv import (
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .alloc_limit import check_elements
-from .window1d import (
+from .common.alloc_limit import check_elements
+from .common.window1d import (
     as_sequence,
     check_dynamic_inputs,
     check_groups,
@@ -84,6 +84,8 @@ class Deconvolution1D(Layer):
             wmat, kernel_w, bias, inc_g = self.weight_mat, self.kernel_w, self.bias_data, self.num_input_g
         x = as_sequence(bottoms[0], self.type)
         check_groups(x.shape[0], inc_g, self.group)
+        if x.shape[1] == 0:
+            raise ShapeError(f"Deconvolution1D: input {x.shape} is empty, there is nothing to convolve")
         full = (x.shape[1] - 1) * self.stride_w + conv.kernel_extent(kernel_w, self.dilation_w) + self.output_pad_right
         check_elements(wmat.shape[0] * wmat.shape[1] // kernel_w * max(full, kernel_w * x.shape[1]),
                        "the transposed convolution's output")
@@ -153,6 +155,9 @@ class Deconvolution1D(Layer):
     def forward_gpu(self, bottoms, cmd, opt):
         check_weight_storage(self, bottoms[0])
         x, plane = sequence_input_planes(bottoms[0], self.type or "Deconvolution1D")
+        if plane.w == 0:  # as Deconvolution: no position, no transposed convolution
+            raise ShapeError(f"{self.type or 'Deconvolution1D'}: input {bottoms[0].numpy_shape()} is empty, "
+                             "there is nothing to convolve")
         check_groups(plane.channels, self.num_input_g, self.group)
         full = (plane.w - 1) * self.stride_w + conv.kernel_extent(self.kernel_w, self.dilation_w) + \
             self.output_pad_right

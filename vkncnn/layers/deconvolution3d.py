@@ -21,8 +21,8 @@ from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .alloc_limit import check_elements
-from .window3d import as_volume, check_window3d_params, kernel3d, load_window3d_params, pads3d
+from .common.alloc_limit import check_elements
+from .common.window3d import as_volume, check_window3d_params, kernel3d, load_window3d_params, pads3d
 
 
 @register_layer("Deconvolution3D")
@@ -73,6 +73,8 @@ class Deconvolution3D(Layer):
         if x.shape[0] != self.num_input_g * self.group:
             raise ShapeError(f"input has {x.shape[0]} channels but the weights expect "
                              f"{self.num_input_g * self.group} ({self.num_input_g} per group x {self.group} groups)")
+        if min(x.shape[1:]) == 0:
+            raise ShapeError(f"Deconvolution3D: input {x.shape} is empty, there is nothing to convolve")
         kernel, stride, dilation = kernel3d(self)
         output_pad = (self.output_pad_behind, self.output_pad_bottom, self.output_pad_right)
         full = [(n - 1) * s + conv3d.kernel_extent(k, d) + p

@@ -8,7 +8,7 @@ float32 holding the integers (a Mat made from an int32 array keeps their values)
 
 from vkncnn.cpu_fallback import quantize as kernel
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.quant_common import check_size, check_table
+from vkncnn.layers.common.quantization import check_size, check_table
 
 
 @register_layer("Dequantize")

@@ -7,7 +7,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import binary
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import Layer, register_layer
 
 

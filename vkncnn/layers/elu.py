@@ -1,9 +1,9 @@
 """ELU: y = x for x >= 0, alpha * (exp(x) - 1) for x < 0 (alpha defaults to 0.1)."""
 
 from vkncnn.cpu_fallback import activation
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
-from vkncnn.unary_layer import UnaryLayer
+from vkncnn.layers.common.unary import UnaryLayer
 
 
 @register_layer("ELU")

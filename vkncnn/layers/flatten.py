@@ -6,7 +6,7 @@ item), else a repacking copy (shaders/gather.comp).
 
 import numpy as np
 
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 

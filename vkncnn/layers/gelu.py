@@ -2,9 +2,9 @@
 0.5 x (1 + tanh(0.79788452 (x + 0.044715 x^3)))."""
 
 from vkncnn.cpu_fallback import activation
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
-from vkncnn.unary_layer import UnaryLayer
+from vkncnn.layers.common.unary import UnaryLayer
 
 
 @register_layer("GELU")

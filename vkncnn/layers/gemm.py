@@ -22,9 +22,9 @@ import numpy as np
 
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.gemm import GemmOperand, record_gemm
-from vkncnn.gpu.layer_pipelines import as_pack1, out_elempack, storage_is_fp16
-from vkncnn.gpu.vkmat import VkMat
+from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
+from vkncnn.gpu.ops.pipelines import as_pack1, out_elempack, storage_is_fp16
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -101,7 +101,14 @@ class Gemm(Layer):
             raise WeightError(f"Gemm constant {name} is int8 but int8_scale_term (18) is 0")
         return a
 
+    def _check_inputs(self, bottoms) -> None:
+        need = (not self.constantA) + (not self.constantB)
+        if len(bottoms) < need:
+            raise ShapeError(f"Gemm with constantA={self.constantA} constantB={self.constantB} takes at least "
+                             f"{need} inputs, got {len(bottoms)}")
+
     def forward_cpu(self, bottoms, opt):
+        self._check_inputs(bottoms)
         blobs = list(bottoms)
         a = self.A_mat if self.constantA else self._matrix(blobs.pop(0), "A", self.transA)
         b = self.B_mat if self.constantB else self._matrix(blobs.pop(0), "B", self.transB)
@@ -163,6 +170,7 @@ class Gemm(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
+        self._check_inputs(bottoms)
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_gpu.scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes

@@ -11,7 +11,7 @@ to pack1 first.
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 

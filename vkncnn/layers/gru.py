@@ -5,14 +5,14 @@
     h = (1 - u) * n + u * h
 
 Bias rows: R, U, WN, BN. Params, weights and blobs as every recurrent layer
-(vkncnn/recurrent_layer.py).
+(vkncnn/layers/common/recurrent.py).
 """
 
 import numpy as np
 
 from vkncnn.cpu_fallback import recurrent
 from vkncnn.layer import register_layer
-from vkncnn.recurrent_layer import RecurrentLayer
+from vkncnn.layers.common.recurrent import RecurrentLayer
 
 
 @register_layer("GRU")

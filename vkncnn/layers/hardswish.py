@@ -2,9 +2,9 @@
 PyTorch's hardswish is alpha 1/6, beta 0.5)."""
 
 from vkncnn.cpu_fallback import activation
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
-from vkncnn.unary_layer import UnaryLayer
+from vkncnn.layers.common.unary import UnaryLayer
 
 
 @register_layer("HardSwish")

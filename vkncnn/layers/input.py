@@ -4,7 +4,7 @@ The extractor provides the blob, so an Input layer normally never runs; if it do
 (a graph that feeds it), it passes its inputs through, on the GPU as views.
 """
 
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 

@@ -7,7 +7,7 @@ normalize_rows.comp applies them and the per-channel affine.
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 

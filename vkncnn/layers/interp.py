@@ -14,7 +14,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import resize, shape
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -62,8 +62,11 @@ class Interp(Layer):
                 w = h = 1
             outw, outh = self.output_width, self.output_height
             if outw == 0 or outh == 0:
-                outw = int(np.float32(w) * np.float32(self.width_scale))
-                outh = int(np.float32(h) * np.float32(self.height_scale))
+                scaled = (np.float32(w) * np.float32(self.width_scale), np.float32(h) * np.float32(self.height_scale))
+                if not all(np.isfinite(v) and abs(v) < 2**31 for v in scaled):
+                    raise ShapeError(f"Interp: scales {self.height_scale} x {self.width_scale} of input {x.shape} "
+                                     f"give no output size")
+                outw, outh = int(scaled[0]), int(scaled[1])
         if self.size_expr:
             try:
                 sizes = shape.eval_list_expression(self.size_expr, list(bottoms))
@@ -82,7 +85,9 @@ class Interp(Layer):
             w_near, w_lin = np.float32(w) / np.float32(outw), w / outw
         else:
             w_near, w_lin = np.float32(1) / np.float32(self.width_scale), 1.0 / float(np.float32(self.width_scale))
-        if by_size or self.output_height:
+        if outh == 0:  # a 2-D blob, whose rows stay: no step along h
+            h_near, h_lin = np.float32(1), 1.0
+        elif by_size or self.output_height:
             h_near, h_lin = np.float32(h) / np.float32(outh), h / outh
         else:
             h_near, h_lin = np.float32(1) / np.float32(self.height_scale), 1.0 / float(np.float32(self.height_scale))
@@ -102,6 +107,8 @@ class Interp(Layer):
             raise ShapeError(f"Interp takes a 1-D to 4-D blob, got shape {x.shape}")
 
         h, w = (1, x.shape[-1]) if x.ndim == 2 else x.shape[-2:]
+        if h == 0 or w == 0:  # no pixel to interpolate from
+            raise ShapeError(f"Interp: input {x.shape} is empty, cannot resize it to {outh}x{outw}")
         if x.ndim == 2:
             if outw == w:
                 return [x]

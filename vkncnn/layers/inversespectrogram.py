@@ -12,7 +12,7 @@ import numpy as np
 from vkncnn.cpu_fallback import spectral
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.spectrogram_params import load_stft_params
+from vkncnn.layers.common.spectrogram_params import load_stft_params
 from vkncnn.memory_budget import check_alloc
 
 
@@ -39,6 +39,8 @@ class InverseSpectrogram(Layer):
                              f"{freqs_ok[0]} or {freqs_ok[1]} (n_fft={self.n_fft}), got {x.shape}")
         # complex128 frames of n_fft, overlap-added hoplen apart: both sizes are params
         frames = x.shape[1]
+        if frames == 0:
+            raise ShapeError(f"InverseSpectrogram {self.name!r}: input {x.shape} has no frame to transform")
         check_alloc(opt, (frames, self.n_fft), 16, "the inverse-transformed frames")
         check_alloc(opt, ((frames - 1) * self.hoplen + self.n_fft,), 16, "the overlap-added signal")
         return [spectral.inverse_spectrogram(x, self.n_fft, self.hoplen, self.window, bool(self.center),

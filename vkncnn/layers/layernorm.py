@@ -13,7 +13,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 
@@ -80,6 +80,8 @@ class LayerNorm(Layer):
     def forward_gpu(self, bottoms, cmd, opt):
         x = bottoms[0]
         shape = x.numpy_shape()
+        if 0 in shape:  # nothing to normalise, no rows to dispatch (as on the CPU)
+            return [x]
         inner = self._group_size(shape)
         if self.affine and self.affine_size != inner:
             raise ShapeError(f"LayerNorm affine_size {self.affine_size} does not match the "

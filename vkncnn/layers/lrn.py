@@ -13,7 +13,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -62,7 +62,7 @@ class LRN(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        from vkncnn.gpu.pipeline import Pipeline
+        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         self.pipeline = Pipeline(self.vkdev)
         self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
@@ -70,7 +70,7 @@ class LRN(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vkmat import VkMat
+        from vkncnn.gpu.vulkan.vkmat import VkMat
 
         x = bottoms[0]
         if x.dims > 3:

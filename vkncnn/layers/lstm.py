@@ -5,12 +5,12 @@
 Param 3 hidden_size (default num_output): when it differs, h is projected to
 num_output by weight_hr [num_output][hidden_size] (loaded after W_hc), as PyTorch's
 proj_size. Inputs x[, h0, c0], outputs y[, h, c]: h has num_output values per direction,
-c hidden_size. Otherwise as every recurrent layer (vkncnn/recurrent_layer.py).
+c hidden_size. Otherwise as every recurrent layer (vkncnn/layers/common/recurrent.py).
 """
 
 from vkncnn.cpu_fallback import recurrent
 from vkncnn.layer import register_layer
-from vkncnn.recurrent_layer import RecurrentLayer
+from vkncnn.layers.common.recurrent import RecurrentLayer
 
 
 @register_layer("LSTM")

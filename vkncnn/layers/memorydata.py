@@ -10,8 +10,8 @@ runtime may release it after its consumers without freeing the constant.
 
 import numpy as np
 
-from vkncnn.gpu import gather
-from vkncnn.gpu.vkmat import storage_dtype
+from vkncnn.gpu.ops import data_movement as gather
+from vkncnn.gpu.vulkan.vkmat import storage_dtype
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 

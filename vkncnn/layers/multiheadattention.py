@@ -26,10 +26,11 @@ import numpy as np
 from vkncnn.cpu_fallback import attention, attention_int8
 from vkncnn.cpu_fallback.conv import float2int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.gemm import GemmOperand, record_gemm
-from vkncnn.gpu.layer_pipelines import as_pack1, cached_pipeline, out_elempack, storage_is_fp16
-from vkncnn.gpu.vkmat import VkMat
+from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
+from vkncnn.gpu.ops.pipelines import as_pack1, cached_pipeline, out_elempack, storage_is_fp16
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
+from vkncnn.memory_budget import check_alloc
 
 
 @register_layer("MultiHeadAttention")
@@ -133,6 +134,8 @@ class MultiHeadAttention(Layer):
                 xk = np.concatenate([past_k, xk], axis=1)
                 xv = np.concatenate([past_v, xv], axis=1)
 
+        # every query against every key: input lengths, not weights, make the scores large
+        check_alloc(opt, (heads, xq.shape[1], xk.shape[1]), 4, "the attention scores")
         if int8:
             out = attention_int8.attention_int8(xq, xk, xv, mask)
             y = attention_int8.out_project_int8(attention.merge_heads(out), self.int8_weights["out"],
@@ -218,6 +221,7 @@ class MultiHeadAttention(Layer):
                 linear(x, rows, dim, name, _Out(out, hd, heads, hd))
 
         # scores (heads, q_len, kv_len) = xq_h xk_h^T (+ mask through the C operand)
+        check_alloc(opt, (heads, q_len, kv_len), scalar, "the attention scores")
         scores = VkMat.for_numpy_shape((heads, q_len, kv_len), 1, scalar, alloc)
         mask = self._gpu_mask(blobs[n_qkv], heads, q_len, kv_len) if self.attn_mask else None
         record_gemm(self, cmd, fp16, q_len, kv_len, hd, GemmOperand(xq, embed, 1, s_bh=hd),
@@ -225,7 +229,7 @@ class MultiHeadAttention(Layer):
                     GemmOperand(scores, kv_len, 1, s_bh=q_len * kv_len), batch=heads)
         rows = heads * q_len
         lx = min(256, max(32, 1 << (kv_len - 1).bit_length()))
-        gx = min(rows, 32768)
+        gx = max(1, min(rows, 32768))  # an empty q (no rows) dispatches nothing
         softmax = cached_pipeline(self, "multiheadattention_softmax", fp16, [], (lx, 1, 1))
         cmd.record_pipeline(softmax, [scores], [rows, kv_len], (gx * lx, -(-rows // gx), 1))
 

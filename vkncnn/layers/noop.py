@@ -7,7 +7,7 @@ GPU: each output is a view of its input buffer (a new VkMat sharing it, refcount
 """
 
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 

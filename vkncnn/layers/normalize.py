@@ -12,7 +12,7 @@ multiplies by it and the scale.
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 

@@ -14,11 +14,11 @@ import numpy as np
 
 from vkncnn.cpu_fallback import pooling
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .alloc_limit import check_window, out_extent
+from .common.alloc_limit import check_window, out_extent
 
 
 @register_layer("Pooling")
@@ -74,6 +74,8 @@ class Pooling(Layer):
             raise ShapeError(f"Pooling takes a 2-D, 3-D or 4-D blob (1-D only with global pooling), "
                              f"got shape {bottoms[0].shape}")
 
+        if x.size == 0:
+            raise ShapeError(f"Pooling: input {bottoms[0].shape} is empty, there is nothing to pool")
         if self.global_pooling:
             return [pooling.global_pool(x, self.pooling_type)]
         self._check_sizes()
@@ -116,6 +118,8 @@ class Pooling(Layer):
         if ndim not in (2, 3, 4) and not (ndim == 1 and self.global_pooling):
             raise ShapeError(f"Pooling takes a 2-D, 3-D or 4-D blob (1-D only with global pooling), "
                              f"got shape {shape}")
+        if 0 in shape:  # as the numpy path: a window over nothing has no value
+            raise ShapeError(f"Pooling: input {shape} is empty, there is nothing to pool")
         if self.global_pooling:
             return [self._global_gpu(x, shape, cmd, opt)]
         self._check_sizes()

@@ -41,6 +41,8 @@ class Pooling1D(Layer):
             x = x[None]
         if x.ndim != 2:
             raise ShapeError(f"Pooling1D takes a 2-D (channels, w) blob, got shape {bottoms[0].shape}")
+        if x.size == 0:
+            raise ShapeError(f"Pooling1D: input {bottoms[0].shape} is empty, there is nothing to pool")
         planes = x[:, None, :]  # (channels, 1, w): each channel one row
         if self.global_pooling:
             return [pooling.global_pool(planes, self.pooling_type).reshape(-1)]

@@ -16,8 +16,8 @@ from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .alloc_limit import check_elements, check_window, out_extent
-from .window3d import as_volume
+from .common.alloc_limit import check_elements, check_window, out_extent
+from .common.window3d import as_volume
 
 
 @register_layer("Pooling3D")
@@ -74,6 +74,8 @@ class Pooling3D(Layer):
 
     def forward_cpu(self, bottoms, opt):
         x = as_volume(bottoms[0], self.type).astype(np.float32, copy=False)
+        if x.size == 0:
+            raise ShapeError(f"Pooling3D: input {bottoms[0].shape} is empty, there is nothing to pool")
         if self.global_pooling:
             return [pooling3d.global_pool3d(x, self.pooling_type)]
         if self.adaptive_pooling:

@@ -4,11 +4,11 @@ num_slope = 1 shares one slope; otherwise there is one slope per channel along
 ncnn's channel axis (numpy axis 0): w of a 1-D blob, h of 2-D, c of 3-D/4-D.
 """
 
-from vkncnn.affine_layer import AffineLayer
 from vkncnn.cpu_fallback import activation
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
+from vkncnn.layers.common.affine import AffineLayer
 
 
 @register_layer("PReLU")

@@ -21,7 +21,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import detection
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -132,7 +132,7 @@ class PriorBox(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        from vkncnn.gpu.pipeline import Pipeline
+        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         self.pipelines = {}
         for mxnet in (0, 1):
@@ -172,7 +172,7 @@ class PriorBox(Layer):
         return half, start_x, start_y, step_w, step_h, image_w, image_h
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vkmat import VkMat, storage_elemsize
+        from vkncnn.gpu.vulkan.vkmat import VkMat, storage_elemsize
 
         if not bottoms:
             raise ShapeError("PriorBox needs the feature map as bottom 0")

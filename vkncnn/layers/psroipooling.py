@@ -8,7 +8,7 @@ Bottoms: features with output_dim * pooled_h * pooled_w channels, and the ROI
 from vkncnn.cpu_fallback import roi
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.roi_common import check_inputs, check_pooled, feature_planes, roi_box
+from vkncnn.layers.common.roi import check_inputs, check_pooled, feature_planes, roi_box
 
 
 @register_layer("PSROIPooling")

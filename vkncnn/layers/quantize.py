@@ -7,7 +7,7 @@ as in ncnn (extract gives its values as float32).
 
 from vkncnn.cpu_fallback import quantize as kernel
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.quant_common import check_size, check_table
+from vkncnn.layers.common.quantization import check_size, check_table
 
 
 @register_layer("Quantize")

@@ -7,7 +7,7 @@ order, negatives allowed). keepdims keeps reduced axes as size 1; without it the
 remaining axes keep their order and a full reduction gives a (1,) blob. fixbug0=1 is
 required whenever axes is given (ncnn rejects older params, whose axes counted a batch axis).
 
-GPU: one row reducer pass (reduction_rows.comp, see vkncnn/gpu/rows.py; two passes for long
+GPU: one row reducer pass (reduction_rows.comp, see vkncnn/gpu/ops/row_reduction.py; two passes for long
 rows) whose rows are the kept coordinates; the final op (log, sqrt, coeff) is applied as
 each result is stored. Every op, any axes, keepdims, dims 1-4, pack1 or pack4.
 """
@@ -16,7 +16,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import reduction
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 # operation -> (what the reducer accumulates, what it applies to the total)
@@ -78,7 +78,7 @@ class Reduction(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vkmat import VkMat
+        from vkncnn.gpu.vulkan.vkmat import VkMat
 
         x = bottoms[0]
         shape = x.numpy_shape()

@@ -1,9 +1,9 @@
 """ReLU: y = max(x, 0), or x * slope for x < 0 when slope != 0 (LeakyReLU)."""
 
 from vkncnn.cpu_fallback import activation
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
-from vkncnn.unary_layer import UnaryLayer
+from vkncnn.layers.common.unary import UnaryLayer
 
 
 @register_layer("ReLU")

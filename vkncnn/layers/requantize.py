@@ -12,7 +12,7 @@ import numpy as np
 from vkncnn.cpu_fallback import quantize as kernel
 from vkncnn.errors import ParamError
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.quant_common import check_size, check_table
+from vkncnn.layers.common.quantization import check_size, check_table
 
 
 @register_layer("Requantize")

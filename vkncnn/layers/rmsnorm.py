@@ -9,7 +9,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 

@@ -1,12 +1,12 @@
 """RNN: h_t = tanh(W_xc x_t + W_hc h_{t-1} + b), over a (T, size) sequence.
 
-Params, weights and blobs as every recurrent layer (vkncnn/recurrent_layer.py); one
+Params, weights and blobs as every recurrent layer (vkncnn/layers/common/recurrent.py); one
 gate, one bias row.
 """
 
 from vkncnn.cpu_fallback import recurrent
 from vkncnn.layer import register_layer
-from vkncnn.recurrent_layer import RecurrentLayer
+from vkncnn.layers.common.recurrent import RecurrentLayer
 
 
 @register_layer("RNN")

@@ -11,7 +11,7 @@ import math
 from vkncnn.cpu_fallback import roi
 from vkncnn.errors import ParamError
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.roi_common import check_inputs, check_pooled, feature_planes, roi_box
+from vkncnn.layers.common.roi import check_inputs, check_pooled, feature_planes, roi_box
 from vkncnn.memory_budget import check_alloc
 
 

@@ -7,7 +7,7 @@ pixels (C round, halves away from zero); bins are floor/ceil cuts of it.
 
 from vkncnn.cpu_fallback import roi
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.roi_common import check_inputs, check_pooled, feature_planes, roi_box
+from vkncnn.layers.common.roi import check_inputs, check_pooled, feature_planes, roi_box
 from vkncnn.memory_budget import check_alloc
 
 

@@ -6,7 +6,7 @@ each arrive pack1 or pack4, the output keeps x's packing.
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 
@@ -22,17 +22,25 @@ class RotaryEmbed(Layer):
         return 0
 
     def forward_cpu(self, bottoms, opt):
+        if len(bottoms) != 3:
+            raise ShapeError(f"RotaryEmbed takes x, cos and sin: 3 inputs, got {len(bottoms)}")
         x, cos, sin = bottoms
-        if cos.shape != sin.shape or cos.shape[-2] != x.shape[-2]:
+        if x.ndim < 2 or cos.ndim < 2 or cos.shape != sin.shape or cos.shape[-2] != x.shape[-2]:
             raise ShapeError(f"cos/sin caches {cos.shape}/{sin.shape} do not match input {x.shape} "
                              "(expected (seqlen, dim/2) or (seqlen, dim))")
-        return [llm.rotary_embed(x, cos, sin, bool(self.interleaved))]
+        if cos.ndim > x.ndim or cos.shape[-1] < x.shape[-1] // 2:
+            raise ShapeError(f"cos/sin caches {cos.shape} hold fewer than dim/2 = {x.shape[-1] // 2} angles "
+                             f"per position, or more dims than the input {x.shape}")
+        try:
+            return [llm.rotary_embed(x, cos, sin, bool(self.interleaved))]
+        except ValueError as e:  # leading dims that do not broadcast against the heads
+            raise ShapeError(f"cos/sin caches {cos.shape} do not broadcast against input {x.shape}: {e}") from None
 
     # -- GPU ----------------------------------------------------------------------------
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        from vkncnn.gpu.pipeline import Pipeline
+        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         self.pipeline = Pipeline(self.vkdev)
         self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
@@ -40,8 +48,10 @@ class RotaryEmbed(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vkmat import VkMat
+        from vkncnn.gpu.vulkan.vkmat import VkMat
 
+        if len(bottoms) != 3:
+            raise ShapeError(f"RotaryEmbed takes x, cos and sin: 3 inputs, got {len(bottoms)}")
         x, cos, sin = bottoms
         xs, cs = x.numpy_shape(), cos.numpy_shape()
         if (cs != sin.numpy_shape() or cos.elempack != sin.elempack or len(xs) < 2 or len(cs) < 2

@@ -9,7 +9,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import Layer, register_layer
 
 SCALE_FROM_INPUT = -233

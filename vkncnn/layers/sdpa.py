@@ -15,7 +15,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -38,18 +38,34 @@ class SDPA(Layer):
         self.support_vulkan = not self.int8_scale_term
         return 0
 
+    def _check_inputs(self, bottoms) -> None:
+        need = 3 + bool(self.attn_mask) + 2 * bool(self.kv_cache)
+        if len(bottoms) < need:
+            raise ShapeError(f"SDPA takes q, k, v{', mask' if self.attn_mask else ''}"
+                             f"{', past_k, past_v' if self.kv_cache else ''}: {need} inputs, got {len(bottoms)}")
+
     def forward_cpu(self, bottoms, opt):
+        self._check_inputs(bottoms)
         q, k, v = bottoms[0], bottoms[1], bottoms[2]
         mask = bottoms[3] if self.attn_mask else None
         if self.kv_cache:
             past = 4 if self.attn_mask else 3
             past_k, past_v = bottoms[past], bottoms[past + 1]
             if past_k.size:
-                k = np.concatenate([past_k.reshape(k.shape[0], -1, k.shape[-1]), k], axis=1)
-                v = np.concatenate([past_v.reshape(v.shape[0], -1, v.shape[-1]), v], axis=1)
-        if q.ndim != 3 or k.ndim != 3 or v.ndim != 3 or q.shape[0] % k.shape[0] or q.shape[-1] != k.shape[-1]:
+                try:
+                    k = np.concatenate([past_k.reshape(k.shape[0], -1, k.shape[-1]), k], axis=1)
+                    v = np.concatenate([past_v.reshape(v.shape[0], -1, v.shape[-1]), v], axis=1)
+                except (ValueError, IndexError):
+                    raise ShapeError(f"SDPA past k/v {past_k.shape}/{past_v.shape} do not continue "
+                                     f"k {k.shape} / v {v.shape}") from None
+        if (q.ndim != 3 or k.ndim != 3 or v.ndim != 3 or not k.shape[0] or q.shape[0] % k.shape[0]
+                or q.shape[-1] != k.shape[-1] or v.shape[:2] != k.shape[:2]):
             raise ShapeError(f"SDPA expects q (heads,src,d), k (groups,dst,d), v (groups,dst,dv) with "
                              f"heads divisible by groups; got {q.shape}, {k.shape}, {v.shape}")
+        scores = (q.shape[0], q.shape[1], k.shape[1])
+        if mask is not None and (mask.ndim not in (2, 3) or not _broadcasts_to(mask.shape, scores)):
+            raise ShapeError(f"SDPA mask {mask.shape} does not broadcast against the scores "
+                             f"(heads, src, dst) = {scores}")
         # the scores of every query against every key: a KV cache makes them grow run by run
         check_alloc(opt, (q.shape[0], q.shape[1], k.shape[1]), 4, "the attention scores")
         scale = self.scale if self.scale != 0 else 1.0 / np.sqrt(q.shape[-1])
@@ -60,7 +76,7 @@ class SDPA(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None or not self.support_vulkan:
             return 0
-        from vkncnn.gpu.pipeline import Pipeline
+        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         def make(name: str, local: tuple, spec=()) -> Pipeline:
             pipeline = Pipeline(self.vkdev)
@@ -78,7 +94,7 @@ class SDPA(Layer):
 
     def _concat_cache(self, cmd, opt, past, cur, groups: int, width: int, what: str):
         """past rows + current rows per kv head, a new (groups, rows, width) VkMat."""
-        from vkncnn.gpu.vkmat import VkMat
+        from vkncnn.gpu.vulkan.vkmat import VkMat
 
         cur_rows = cur.numpy_shape()[1]
         past_n = 0 if past is None or past.empty() else past.total() * past.elempack
@@ -94,8 +110,9 @@ class SDPA(Layer):
         return top
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vkmat import VkMat
+        from vkncnn.gpu.vulkan.vkmat import VkMat
 
+        self._check_inputs(bottoms)
         q, k, v = bottoms[0], bottoms[1], bottoms[2]
         qs, ks, vs = q.numpy_shape(), k.numpy_shape(), v.numpy_shape()
         if (len(qs) != 3 or len(ks) != 3 or len(vs) != 3 or qs[0] % ks[0] or qs[2] != ks[2]
@@ -151,3 +168,10 @@ class SDPA(Layer):
         rows_y = min(n_rows, 65535)
         cmd.record_pipeline(self.softmax_group, [scores], [n_rows, row_len],
                             (self.softmax_group.local_size_x, rows_y, -(-n_rows // rows_y)))
+
+
+def _broadcasts_to(shape: tuple, target: tuple) -> bool:
+    try:
+        return np.broadcast_shapes(shape, target) == target
+    except ValueError:
+        return False

@@ -12,7 +12,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ParamError, ShapeError
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 
@@ -37,7 +37,7 @@ class ShuffleChannel(Layer):
         if len(in_shape) not in (3, 4):
             raise ShapeError(f"ShuffleChannel takes a 3-D or 4-D blob, got shape {in_shape}")
         c = in_shape[0]
-        if c % self.group != 0:
+        if c == 0 or c % self.group != 0:
             raise ShapeError(f"ShuffleChannel: {c} channels do not split into {self.group} groups")
         return c // self.group if self.reverse else self.group
 

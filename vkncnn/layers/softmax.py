@@ -6,13 +6,13 @@ axis meant something else on 3-D blobs. ncnn quirks kept: a 1-D blob ignores
 axis, and an axis outside the blob's dims leaves it unchanged.
 
 GPU: one row reduction to (max, sum exp(x - max)) per row along the axis
-(reduction_rows.comp, see vkncnn/gpu/rows.py), then softmax.comp rewrites every element.
+(reduction_rows.comp, see vkncnn/gpu/ops/row_reduction.py), then softmax.comp rewrites every element.
 Any axis, dims 1-4, pack1 or pack4: rows are addressed on the packed layout directly.
 """
 
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError
-from vkncnn.gpu import rows
+from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
 
@@ -51,7 +51,7 @@ class Softmax(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vkmat import VkMat
+        from vkncnn.gpu.vulkan.vkmat import VkMat
 
         x = bottoms[0]
         axis = 0

@@ -11,7 +11,7 @@ import numpy as np
 from vkncnn.cpu_fallback import spectral
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
-from vkncnn.layers.spectrogram_params import load_stft_params
+from vkncnn.layers.common.spectrogram_params import load_stft_params
 from vkncnn.memory_budget import check_alloc
 
 PAD_MODES = {0: "constant", 1: "edge", 2: "reflect"}
@@ -40,6 +40,8 @@ class Spectrogram(Layer):
         x = np.asarray(bottoms[0], np.float32)
         if x.ndim != 1:
             raise ShapeError(f"Spectrogram {self.name!r} takes a 1-D signal, got shape {x.shape}")
+        if x.size == 0:
+            raise ShapeError(f"Spectrogram {self.name!r}: the signal is empty")
         if self.center:
             pad = self.n_fft // 2
             if self.pad_type == 2 and pad >= x.size:

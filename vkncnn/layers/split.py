@@ -3,7 +3,7 @@
 GPU: every output is a view of the input buffer (a new VkMat sharing it, refcounted).
 """
 
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 

@@ -8,7 +8,7 @@ repacking copy (shaders/gather.comp).
 """
 
 from vkncnn.errors import ShapeError
-from vkncnn.gpu import gather
+from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
 LETTERS = {1: "w", 2: "hw", 3: "chw", 4: "cdhw"}

@@ -7,6 +7,7 @@ channel; output 1-D: c means, then c population standard deviations if asked.
 import numpy as np
 
 from vkncnn.cpu_fallback import statistics
+from vkncnn.errors import ShapeError
 from vkncnn.layer import Layer, register_layer
 
 
@@ -23,5 +24,7 @@ class StatisticsPooling(Layer):
 
     def forward_cpu(self, bottoms, opt):
         x = np.asarray(bottoms[0], np.float32)
+        if x.size == 0:
+            raise ShapeError(f"StatisticsPooling: input {x.shape} is empty, there is nothing to pool")
         channels = x.shape[0] if x.ndim >= 3 else 1
         return [statistics.statistics_pool(x.reshape(channels, -1), bool(self.include_stddev))]

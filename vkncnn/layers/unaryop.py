@@ -9,7 +9,7 @@ Edge values follow ncnn's vectorised math (cpu_fallback/activation.py): e.g. log
 
 from vkncnn.cpu_fallback import activation
 from vkncnn.errors import ParamError
-from vkncnn.gpu import elementwise
+from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import Layer, register_layer
 
 

@@ -14,7 +14,7 @@ from vkncnn.cpu_fallback import conv, fold
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.layer import Layer, register_layer
 
-from .alloc_limit import check_elements, check_window, out_extent
+from .common.alloc_limit import check_elements, check_window, out_extent
 from .convolution import load_window_params
 
 

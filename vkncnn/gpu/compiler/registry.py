@@ -1,0 +1,279 @@
+"""Built-in shader name -> SPIR-V bytes, and user GLSL -> SPIR-V bytes.
+
+A built-in shader is shaders/<name>.comp. One file yields several *variants*: fp32 or fp16
+storage (the preamble, preamble.py) times the defines its manifest declares
+(`// variants: PACK4=0,1`, see shader_source.py). `get_builtin_spirv` looks for a variant in
+three places, cheapest first:
+
+1. the SPIR-V shipped inside the package: shaders/spirv/index.json maps
+   name -> variant key -> {file, source_sha256, spirv_sha256}. The entry is used only if its
+   source_sha256 matches the shader text as it is now, so an edited .comp never runs stale
+   SPIR-V (tools/build_spirv.py regenerates; `--check` fails CI when someone forgot);
+2. the on-disk cache (spirv_cache.py);
+3. the compiler (glslang.py), whose result goes to the disk cache.
+
+With VKNCNN_NO_COMPILER=1 only step 1 is allowed, and the compiler binding is never imported.
+Results are also memoised in-process, so asking twice costs a dict lookup.
+
+Arithmetic stays fp32 (afp = float) for built-in shaders whatever opt.use_fp16_arithmetic
+says: DESIGN.md asks for fp16 storage with fp32 accumulation. compile_glsl can still build
+fp16-arithmetic shaders on request.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ... import shaders as _shaders_pkg
+from ...errors import ShaderCompileError
+from . import spirv_cache
+from .preamble import make_preamble
+from .source import (
+    TARGET,
+    ExpandedSource,
+    Manifest,
+    compiler_disabled,
+    define_lines,
+    expand_includes,
+    normalize_defines,
+    parse_manifest,
+    rewrite_log,
+    splice_after_version,
+)
+
+# vkncnn.shaders is the top-level shaders/ folder, mapped into the package (pyproject.toml).
+SHADER_DIR = Path(_shaders_pkg.__file__).resolve().parent
+
+INDEX_FORMAT = 1
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One compilation of a shader file: storage precision plus its defines (sorted)."""
+    fp16_storage: bool
+    defines: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> str:
+        """'fp32' or 'fp16s', then ';NAME=value' per define: the index.json key."""
+        return ";".join(["fp16s" if self.fp16_storage else "fp32"] + [f"{k}={v}" for k, v in self.defines])
+
+    def file_name(self, stem: str) -> str:
+        parts = [stem, "fp16s" if self.fp16_storage else "fp32"]
+        parts += [f"{k}_{re.sub(r'[^A-Za-z0-9_.]', '_', v)}" for k, v in self.defines]
+        return "-".join(parts) + ".spv"
+
+
+def effective_fp16_storage(opt, vkdev=None) -> bool:
+    """opt.use_fp16_storage, and the device supports 16-bit storage (assumed when vkdev is None)."""
+    if not getattr(opt, "use_fp16_storage", False):
+        return False
+    if vkdev is None:
+        return True
+    info = getattr(vkdev, "info", None)
+    if callable(info):
+        info = info()
+    for obj in (info, vkdev):
+        probe = getattr(obj, "support_fp16_storage", None)
+        if probe is not None:
+            return bool(probe() if callable(probe) else probe)
+    return True
+
+
+def build_compiler_input(source: str, name: str, defines: dict[str, str], fp16_storage: bool,
+                         fp16_arithmetic: bool, include_dirs: list[Path]) -> ExpandedSource:
+    """The exact text the compiler sees (and the caches hash), plus the include file map."""
+    expanded = expand_includes(source, name, include_dirs)
+    block = make_preamble(fp16_storage, fp16_arithmetic) + define_lines(defines)
+    return ExpandedSource(splice_after_version(expanded.text, block, name), expanded.files)
+
+
+def source_hash(inp: ExpandedSource) -> str:
+    return hashlib.sha256(f"{TARGET}\0{inp.text}".encode()).hexdigest()
+
+
+_memo: dict[tuple, bytes] = {}  # user shaders compiled in this process, by source hash
+
+
+def _compile_cached(inp: ExpandedSource, name: str) -> bytes:
+    """Disk cache, else compile and store. Never called with VKNCNN_NO_COMPILER set."""
+    from . import glslang
+
+    identity = glslang.compiler_identity()
+    key = spirv_cache.cache_key(inp.text, identity) if identity else None
+    if key is not None:
+        hit = spirv_cache.load(key)
+        if hit is not None:
+            return hit
+    try:
+        spirv = glslang.compile_spirv(inp.text, name)
+    except ShaderCompileError as exc:
+        raise ShaderCompileError(rewrite_log(str(exc), inp.files)) from None
+    if key is not None:
+        spirv_cache.store(key, spirv)
+    return spirv
+
+
+class BuiltinShaders:
+    """The shaders of one folder: <dir>/*.comp, <dir>/include/, <dir>/spirv/."""
+
+    def __init__(self, shader_dir: Path) -> None:
+        self.dir = Path(shader_dir)
+        self.include_dir = self.dir / "include"
+        self.spirv_dir = self.dir / "spirv"
+        self._manifests: dict[str, Manifest] = {}
+        self._aliases: dict[str, tuple[str, dict[str, str]]] | None = None
+        self._index: dict | None = None
+        self._memo: dict[tuple[str, Variant], bytes] = {}  # files are read once per process
+
+    # ---- what exists
+    def stems(self) -> list[str]:
+        return sorted(p.stem for p in self.dir.glob("*.comp"))
+
+    def source(self, stem: str) -> str:
+        return (self.dir / f"{stem}.comp").read_text(encoding="utf-8")
+
+    def manifest(self, stem: str) -> Manifest:
+        if stem not in self._manifests:
+            self._manifests[stem] = parse_manifest(self.source(stem), f"{stem}.comp")
+        return self._manifests[stem]
+
+    def aliases(self) -> dict[str, tuple[str, dict[str, str]]]:
+        if self._aliases is None:
+            table: dict[str, tuple[str, dict[str, str]]] = {}
+            for stem in self.stems():
+                for alias, defs in self.manifest(stem).aliases.items():
+                    if alias in table or (self.dir / f"{alias}.comp").exists():
+                        raise ShaderCompileError(f"built-in shader alias '{alias}' ({stem}.comp) is "
+                                                 "already a shader or another alias")
+                    table[alias] = (stem, normalize_defines(defs))
+            self._aliases = table
+        return self._aliases
+
+    def names(self) -> list[str]:
+        return sorted(self.stems() + list(self.aliases()))
+
+    # ---- choosing a variant
+    def resolve(self, name: str, fp16_storage: bool, defines: dict | None = None) -> tuple[str, Variant]:
+        """Name (file stem or alias) + options -> (file stem, Variant). Manifest defaults fill gaps."""
+        if not _NAME_RE.match(name or ""):
+            raise ShaderCompileError(f"bad built-in shader name {name!r}")
+        if (self.dir / f"{name}.comp").is_file():
+            stem, alias_defs = name, {}
+        elif name in self.aliases():
+            stem, alias_defs = self.aliases()[name]
+        else:
+            known = ", ".join(self.names()) or "(none)"
+            raise ShaderCompileError(f"no built-in shader named '{name}' (known: {known})")
+        merged = {**self.manifest(stem).defaults(), **alias_defs, **normalize_defines(defines)}
+        return stem, Variant(fp16_storage, tuple(sorted(merged.items())))
+
+    def all_variants(self, stem: str) -> list[Variant]:
+        """What build_spirv ships: manifest axes' product and every alias, times both storages."""
+        manifest = self.manifest(stem)
+        axes = sorted(manifest.variants.items())
+        combos = [dict(zip([k for k, _ in axes], values)) for values in itertools.product(*[v for _, v in axes])]
+        for alias_stem, defs in self.aliases().values():
+            if alias_stem == stem:
+                combos.append({**manifest.defaults(), **defs})
+        out: list[Variant] = []
+        for fp16 in (False, True):
+            for defs in combos:
+                v = Variant(fp16, tuple(sorted(defs.items())))
+                if v not in out:
+                    out.append(v)
+        return out
+
+    def compiler_input(self, stem: str, variant: Variant) -> ExpandedSource:
+        return build_compiler_input(self.source(stem), f"{stem}.comp", dict(variant.defines),
+                                    variant.fp16_storage, False, [self.include_dir])
+
+    # ---- shipped SPIR-V
+    def index(self) -> dict:
+        if self._index is None:
+            try:
+                self._index = json.loads((self.spirv_dir / "index.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                self._index = {}
+        return self._index
+
+    def shipped(self, stem: str, variant: Variant, wanted_hash: str) -> tuple[bytes | None, str]:
+        """(SPIR-V, '') when shipped and current; else (None, why not)."""
+        entry = self.index().get("shaders", {}).get(stem, {}).get(variant.key)
+        if entry is None:
+            return None, "not shipped"
+        if entry.get("source_sha256") != wanted_hash:
+            return None, "stale (the .comp or the preamble changed since build_spirv ran)"
+        try:
+            data = (self.spirv_dir / entry["file"]).read_bytes()
+        except (OSError, KeyError):
+            return None, "missing file"
+        if hashlib.sha256(data).hexdigest() != entry.get("spirv_sha256"):
+            return None, "damaged file"
+        return data, ""
+
+    # ---- the lookup
+    def get(self, name: str, fp16_storage: bool, defines: dict | None = None) -> bytes:
+        stem, variant = self.resolve(name, fp16_storage, defines)
+        memo_key = (stem, variant)
+        hit = self._memo.get(memo_key)
+        if hit is not None:
+            return hit
+        inp = self.compiler_input(stem, variant)
+        spirv, why = self.shipped(stem, variant, source_hash(inp))
+        if spirv is None:
+            if compiler_disabled():
+                raise ShaderCompileError(
+                    f"built-in shader '{name}' [{variant.key}]: shipped SPIR-V {why}, and VKNCNN_NO_COMPILER "
+                    "forbids compiling (run `python -m vkncnn.tools.build_spirv` where glslang is available)")
+            spirv = _compile_cached(inp, f"{stem}.comp")
+        self._memo[memo_key] = spirv
+        return spirv
+
+
+_builtins = BuiltinShaders(SHADER_DIR)
+
+
+def builtin_shaders() -> BuiltinShaders:
+    """The package's own shader folder."""
+    return _builtins
+
+
+def list_builtin_shaders() -> list[str]:
+    """Every built-in shader name: file stems and manifest aliases."""
+    return _builtins.names()
+
+
+def get_builtin_spirv(name: str, opt, vkdev=None, defines: dict | None = None) -> bytes:
+    """SPIR-V of built-in shader `name` for these options (fp16 storage if opt asks and vkdev can).
+
+    name: a shaders/<name>.comp stem or a manifest alias ("relu", "relu_pack4").
+    defines: extra or overriding macros, e.g. {"PACK4": 1}; manifest defaults fill the rest.
+    """
+    return _builtins.get(name, effective_fp16_storage(opt, vkdev), defines)
+
+
+def compile_glsl(source: str, defines: dict | None = None, name: str = "shader", fp16_storage: bool = False,
+                 fp16_arithmetic: bool = False, include_dirs: list | None = None) -> bytes:
+    """Compile a user's GLSL compute shader (with the vkncnn preamble) to SPIR-V bytes.
+
+    `#include "x.comp"` searches include_dirs, then the built-in shaders/include/.
+    Cached in-process and on disk. Raises ShaderCompileError with glslang's log.
+    """
+    dirs = [Path(d) for d in (include_dirs or [])] + [_builtins.include_dir]
+    inp = build_compiler_input(source, name, normalize_defines(defines), fp16_storage, fp16_arithmetic, dirs)
+    memo_key = ("user", source_hash(inp))
+    hit = _memo.get(memo_key)
+    if hit is not None:
+        return hit
+    if compiler_disabled():
+        raise ShaderCompileError(f"shader '{name}' needs compiling but VKNCNN_NO_COMPILER is set")
+    spirv = _compile_cached(inp, name)
+    _memo[memo_key] = spirv
+    return spirv

@@ -1,0 +1,331 @@
+"""Recording the convolution family on the GPU: Convolution, ConvolutionDepthWise,
+Deconvolution, DeconvolutionDepthWise and the 1-D layers (Convolution1D,
+ConvolutionDepthWise1D, Deconvolution1D, DeconvolutionDepthWise1D: one-row planes) all
+come here, and the shape of the product picks the shader (conv_path, use_tensor_cores)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import GpuError, ShapeError
+from ..vulkan.vkmat import VkMat
+from .matrix_product import gemm_tile, tensor_core_device
+from .pipelines import (
+    activation_specs,
+    as_pack1,
+    cached_pipeline,
+    out_elempack,
+    parallel_target,
+    plane_local_size,
+    pow2_ceil,
+    storage_is_fp16,
+)
+from .winograd_convolution import choose_tile, record_winograd, use_winograd
+
+
+class Plane:
+    """An input tensor read as (channels, h, w) planes: scalar addressing for the shaders."""
+
+    __slots__ = ("channels", "cstep", "elempack", "h", "w")
+
+    def __init__(self, channels: int, h: int, w: int, cstep: int, elempack: int) -> None:
+        self.channels, self.h, self.w, self.cstep, self.elempack = channels, h, w, cstep, elempack
+
+
+class ConvGeometry:
+    """Kernel, dilation and stride, and the offset of output (0, 0) in the input.
+
+    For a convolution pad_top/pad_left are the leading padding (negative: a crop); for a
+    transposed convolution they are the rows/columns cut from the full output.
+    """
+
+    __slots__ = ("dilation_h", "dilation_w", "kernel_h", "kernel_w", "pad_left", "pad_top", "pad_value",
+                 "stride_h", "stride_w")
+
+    def __init__(self, kernel_w, kernel_h, dilation_w, dilation_h, stride_w, stride_h, pad_top, pad_left,
+                 pad_value=0.0) -> None:
+        self.kernel_w, self.kernel_h = int(kernel_w), int(kernel_h)
+        self.dilation_w, self.dilation_h = int(dilation_w), int(dilation_h)
+        self.stride_w, self.stride_h = int(stride_w), int(stride_h)
+        self.pad_top, self.pad_left, self.pad_value = int(pad_top), int(pad_left), float(pad_value)
+
+    def specs(self) -> list:
+        return [self.kernel_w, self.kernel_h, self.dilation_w, self.dilation_h, self.stride_w, self.stride_h]
+
+
+def check_weight_storage(layer, x) -> None:
+    # an empty blob holds no scalars, so its precision says nothing (an empty upload keeps
+    # fp32 whatever the storage): the layer's shape checks, which follow, judge it
+    if x.total() == 0:
+        return
+    weight = layer.weight_gpu
+    if weight.scalar_size() != x.scalar_size():
+        raise GpuError(f"{layer.type}: weights were uploaded with {weight.scalar_size()}-byte scalars but the "
+                       f"input has {x.scalar_size()}-byte ones (use_fp16_storage changed after load_model?)")
+
+
+def upload_conv_weights(layer, cmd, opt, path: str, taps: int, taps_first: bool) -> None:
+    """Upload layer.weight_mat and layer.bias_data as the shader of `path` (conv_path) reads
+    them: [tap][channel] for depthwise, [g][oc][ic][tap] for "grouped" (ncnn's own order),
+    [g][oc][tap][ic] for the matrix product ("gemm"). weight_mat holds [g][oc][ic][tap]
+    for convolutions and [g][oc][tap][ic] (`taps_first`) for transposed convolutions."""
+    if path == "depthwise":
+        weight = layer.weight_mat.reshape(layer.group, taps).T
+    else:
+        outc_g = layer.num_output // layer.group
+        shape = (layer.group, outc_g, taps, -1) if taps_first else (layer.group, outc_g, -1, taps)
+        weight = layer.weight_mat.reshape(shape)
+        if (path == "grouped") == taps_first:  # the two orders differ: swap taps and channels
+            weight = weight.transpose(0, 1, 3, 2)
+    layer.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
+    layer.bias_gpu = cmd.record_upload(layer.bias_data, opt) if layer.bias_data is not None else None
+
+
+def conv_input_planes(x, cmd, opt, flat: bool, type_name: str):
+    """(tensor, Plane) reading `x` as ncnn's convolutions do: 1-D is one row (or, for
+    `flat`, a column of channels), 2-D one channel, 4-D with depth 1 its (c, h, w) plane."""
+    if x.dims == 1:
+        n = x.w * x.elempack  # a 1-D tensor is the same bytes in either packing
+        return x, (Plane(n, 1, 1, 1, 1) if flat else Plane(1, 1, n, n, 1))
+    if x.dims == 2:
+        x = as_pack1(x, cmd, opt)
+        return x, Plane(1, x.h, x.w, x.w * x.h, 1)
+    if x.dims == 4 and x.d != 1:
+        raise ShapeError(f"{type_name} takes (c, h, w) input; got 4-D {x.numpy_shape()} with depth > 1 "
+                         "(use Convolution3D)")
+    return x, Plane(x.c * x.elempack, x.h, x.w, x.w * x.h, x.elempack)
+
+
+def sequence_input_planes(x, type_name: str):
+    """(tensor, Plane) reading `x` as the 1-D convolutions do: a (channels, length) blob as
+    `channels` planes of 1 x length. A 1-D blob is one channel; a (1, h, w) blob is the
+    same memory as (h, w) and becomes that 2-D view, so that a later repack (the depthwise
+    path packs input like output) packs its rows, not its single channel."""
+    shape = x.numpy_shape()
+    if x.dims == 1:
+        return x, Plane(1, 1, shape[0], shape[0], 1)  # the same bytes in either packing
+    if x.dims == 3 and shape[0] == 1:
+        x = x.reshape(shape[2], shape[1], dims=2)  # c == 1: elempack 1, rows contiguous
+        shape = shape[1:]
+    if x.dims != 2:
+        raise ShapeError(f"{type_name} takes (channels, length) input, got {x.dims}-D {shape}")
+    return x, Plane(shape[0], 1, shape[1], shape[1], x.elempack)
+
+
+def conv_path(inc_g: int, outc_g: int, group: int) -> str:
+    """Which shader a (transposed) convolution takes:
+
+    'depthwise'  one input and one output channel per group: convolutiondepthwise.comp;
+    'grouped'    a few channels per group (a channel multiplier, 2 -> 1 upsampling): the same
+                 direct loop over inc_g channels (GROUPED=1), where a matrix product's tile
+                 of >= 4 output channels would mostly be padding;
+    'gemm'       everything else: convolution.comp, one matrix product per group.
+    """
+    if inc_g == 1 and outc_g == 1:
+        return "depthwise"
+    if group > 1 and outc_g < 16 and inc_g <= 16:
+        return "grouped"
+    return "gemm"
+
+
+def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, path: str,
+                deconv: bool, residual=None, activation=None, batched: bool = False):
+    """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
+
+    `shape` is (num_output, outh, outw), (num_output, outw) for Convolution1D or
+    (num_output,) for the flat 1x1 path; the packing axis is num_output either way.
+    `residual`: a VkMat of that shape added before the activation (path "gemm" only);
+    `activation`: (type, p0, p1) instead of the layer's own. A 3x3 stride-1 layer may take
+    the Winograd path (gpu/ops/winograd_convolution.py), whose products come back here `batched`: groups
+    that are one batch of products, judged as a whole when picking the kernel.
+    """
+    num_output = shape[0]
+    outh, outw = (shape[1], shape[2]) if len(shape) == 3 else (1, shape[-1] if len(shape) == 2 else 1)
+    ep = out_elempack(num_output, opt)
+    if residual is not None:
+        if path != "gemm" or deconv:
+            raise GpuError(f"{layer.type}: a residual input needs the matrix-product path, not {path!r}")
+        if tuple(residual.numpy_shape()) != tuple(shape):
+            raise ShapeError(f"Eltwise inputs must share one shape, got {[tuple(shape), residual.numpy_shape()]}")
+        if residual.elempack != ep:
+            residual = cmd.vkdev.convert_packing(residual, ep, cmd, opt)
+    has_residual = int(residual is not None)
+    fp16 = storage_is_fp16(x)
+    act = list(activation) if activation is not None else activation_specs(layer.activation_type,
+                                                                           layer.activation_params)
+    bias = layer.bias_gpu
+    group = layer.group
+    inc_g, m, n = plane.channels // group, num_output // group, outw * outh
+    k = inc_g * geometry.kernel_w * geometry.kernel_h
+    if (path == "gemm" and not deconv and getattr(layer, "winograd_allocator", None) is not None
+            and plane.elempack == 4 and ep == 4 and len(shape) == 3 and use_winograd(cmd.vkdev, m, n, k)):
+        f = choose_tile(opt, outh, outw)
+        if f:
+            return record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f)
+    direct = None
+    if (not batched and path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
+            and m % 4 == 0):
+        direct = direct_launch(cmd.vkdev, group, m, n, k)
+    if direct is not None:
+        px, lx, lz, workgroups = direct
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value, has_residual]
+        pipeline = cached_pipeline(layer, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
+        grid = (workgroups[0] * lx, workgroups[1], workgroups[2] * lz)
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, residual], [], grid)
+        return top
+    if path == "grouped":
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, outw * outh, num_output,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value,
+            plane.channels // layer.group, num_output // layer.group, plane.elempack, ep]
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, plane_local_size(outw, outh, num_output),
+                                   {"PACK4": 0, "DECONV": int(deconv), "GROUPED": 1})
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, num_output))
+        return top
+    if path == "depthwise":
+        if plane.elempack != ep:  # depthwise keeps channels in place: input and output pack alike
+            x = cmd.vkdev.convert_packing(x, ep, cmd, opt)
+            plane = Plane(plane.channels, plane.h, plane.w, plane.cstep, ep)
+        top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+        items = num_output // ep
+        specs = geometry.specs() + [int(bias is not None)] + act + [
+            plane.w, plane.h, plane.cstep, outw, outh, outw * outh, items,
+            geometry.pad_top, geometry.pad_left, geometry.pad_value]
+        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, plane_local_size(outw, outh, items),
+                                   {"PACK4": int(ep == 4), "DECONV": int(deconv), "GROUPED": 0})
+        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
+        return top
+    top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
+    specs = geometry.specs() + [int(bias is not None)] + act + [
+        plane.w, plane.h, plane.cstep, plane.elempack, outw, outh, n, ep,
+        inc_g, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
+    parallel = parallel_target(cmd.vkdev)
+    products = group if batched else 1  # products judged together (their m*n*k summed)
+    if (not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0
+            and use_tensor_cores(cmd.vkdev, m, n * products, k)):
+        tiles = -(-n // 64) * -(-m // 64) * group
+        slices = split_k(tiles, k, parallel, min_slice=128)
+        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1))
+        grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
+    else:
+        lx, ly, tm = conv_tile(m, n, parallel)
+        tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
+        slices = split_k(tiles, k, parallel)
+        pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
+                                   {"DECONV": int(deconv), "TM": tm})
+        grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
+    workspace = None
+    if slices > 1:
+        workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
+    cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace, residual], [], grid)
+    if workspace is not None:
+        reduce = cached_pipeline(layer, "convolution_reduce", fp16,
+                                 [slices, int(bias is not None)] + act + [n, num_output, ep, has_residual],
+                                 (64, 4, 1))
+        cmd.record_pipeline(reduce, [workspace, top, bias, residual], [], (n, num_output, 1))
+        workspace.release()  # back to the pool: the recorder orders any reuse after these reads
+    return top
+
+
+TENSOR_CORE_MIN_MACS = 1 << 25
+DIRECT_MAX_MACS = 1 << 26
+
+
+def use_direct_kernel(vkdev, m: int, n: int, k: int) -> bool:
+    """convolution_direct.comp for this product (pack4 in and out, whole items per group)?
+
+    On GPUs, for products below DIRECT_MAX_MACS multiply-adds: there the tiled kernels are
+    bound by the latency of their K loop, not by arithmetic. Measured on the H200 (whole
+    models, alone, fp16; tiled kernels only -> direct below 2^26): squeezenet 0.62 -> 0.43 ms,
+    mobilenet_v2 0.74 -> 0.48, shufflenet_v2 1.07 -> 0.74, googlenet 1.48 -> 1.00, resnet50
+    1.36 -> 1.30. A threshold of 2^24 or 2^25 was slower on resnet50 and googlenet; 2^27 took
+    resnet18's 115 M multiply-add 3x3 layers off the tensor cores and lost (0.72 -> 1.29 ms)."""
+    return parallel_target(vkdev) > 1 and m * n * k < DIRECT_MAX_MACS
+
+
+def direct_launch(vkdev, group: int, m: int, n: int, k: int):
+    """(PX, lx, lz, workgroups) for convolution_direct.comp on this product, or None where the
+    kernel is not the one to use (use_direct_kernel) or its grid exceeds the device's
+    workgroup counts."""
+    if not use_direct_kernel(vkdev, m, n, k):
+        return None
+    px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(vkdev))
+    workgroups = (-(-n // (lx * px)), m // 4, group)
+    if any(g > limit for g, limit in zip(workgroups, vkdev.info.max_workgroup_count())):
+        return None
+    return px, lx, lz, workgroups
+
+
+DIRECT_INVOCATIONS_PER_UNIT = 512
+DIRECT_MAX_K_SPLIT = 32
+
+
+def direct_tile(items: int, n: int, steps: int, parallel: int) -> tuple[int, int, int]:
+    """(PX, lx, lz) for convolution_direct.comp: `items` output items (all groups), `n`
+    pixels, `steps` = K / 4 loop steps. The aim is enough invocations to hide memory
+    latency (parallel * DIRECT_INVOCATIONS_PER_UNIT of them): 4 pixels per invocation where
+    that still leaves enough, else 2 (1 on tiny images), then the K loop split over up to
+    DIRECT_MAX_K_SPLIT invocations of a workgroup while each keeps at least 4 steps.
+    Measured on the H200 (whole models, fp16, same process, blocks interleaved), against the
+    earlier 128 invocations per unit and splits of up to 16: resnet50 1.127 -> 1.084 ms,
+    googlenet 0.944 -> 0.886, squeezenet 0.438 -> 0.418, mobilenet_v2 0.446 -> 0.433,
+    mobilenet_v3 0.643 -> 0.633, resnet18 0.596 -> 0.587, shufflenet_v2 equal. (A 256 target
+    with splits down to 2 steps was better on shufflenet_v2 and mobilenet_v3 but 4% worse on
+    squeezenet.)"""
+    target = parallel * DIRECT_INVOCATIONS_PER_UNIT
+    if -(-n // 4) * items >= target:
+        px = 4
+    else:
+        px = 2 if n >= 128 else 1
+    invocations = -(-n // px) * items
+    lz = 1
+    while lz < DIRECT_MAX_K_SPLIT and invocations * lz < target and steps // (2 * lz) >= 4:
+        lz *= 2
+    lx = max(1, min(256 // lz, pow2_ceil(-(-n // px))))
+    return px, lx, lz
+
+
+def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
+    """convolution_coopmat.comp for this fp16 product (m x k weights, k x n columns)?
+
+    Where the device multiplies 16x16x16 fp16 tiles natively with 32-wide subgroups
+    (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds. Measured on the
+    H200: the tensor cores pay off on large products (VGG's 3x3 layers: vgg16 2.84 ->
+    2.25 ms); on small ones they gained nothing (mobilenet_v2, whose 1x1 products are
+    7-11 M multiply-adds: 1.13 ms with them on tensor cores, 1.12 ms with this threshold),
+    so those keep the scalar kernel. VKNCNN_COOPMAT=0 turns them off (to compare)."""
+    return m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev)
+
+
+def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
+    """How many slices of K to sum separately (split-K) when the tiles alone cannot keep
+    `parallel` workgroups busy: deep layers on small images (512 channels at 7x7 make 8
+    tiles). Each slice keeps at least `min_slice` of K (4 chunks of 16 for the scalar
+    kernel; 4 chunks of 32 for the tensor-core one: measured on the H200, slices of 128
+    instead of 256 took resnet50 from 2.04 to 1.71 ms, googlenet from 2.18 to 1.80 ms);
+    at most 16 slices. The slices meet in convolution_reduce.comp, a second dispatch.
+    Measured and not adopted (H200, fp16, whole models, same process): adding the slices
+    in place with fp32 atomics, the last workgroup of each tile applying the epilogue and
+    re-zeroing the sums for the next replay, was slower: resnet50 1.096 -> 1.217 ms,
+    resnet18 0.583 -> 0.722, googlenet 0.891 -> 0.905, vgg16 1.221 -> 1.238 (every slice
+    adds into the same addresses, and the last workgroup's pass is serial)."""
+    if parallel <= 1 or tiles >= parallel // 2 or k < 2 * min_slice:
+        return 1
+    return max(1, min(16, -(-parallel // tiles), k // min_slice))
+
+
+def conv_tile(m: int, n: int, parallel: int = 1) -> tuple[int, int, int]:
+    """(lx, ly, TM) for convolution.comp: tiles of TM*ly output channels x 4*lx pixels.
+
+    On a CPU device (parallel 1) with enough output channels each invocation keeps 8 of them
+    (TM=8): every value it reads from shared memory then feeds twice the multiply-adds
+    (measured: a third faster on lavapipe). On a GPU TM=8 was slower (H200): TM=4 there."""
+    if parallel <= 1 and m >= 32:
+        ly = min(8, pow2_ceil(-(-m // 8)))
+        return max(4, min(pow2_ceil(-(-n // 4)), 32, 256 // ly)), ly, 8
+    lx, ly = gemm_tile(m, n)
+    return lx, ly, 4

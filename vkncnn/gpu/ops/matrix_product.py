@@ -1,0 +1,115 @@
+"""Recording shaders/gemm.comp: the strided batched matrix product that InnerProduct,
+Gemm, MatMul and MultiHeadAttention all record (see that shader for the addressing), or
+its tensor-core form shaders/gemm_coopmat.comp where the device and the product suit it."""
+
+from __future__ import annotations
+
+import os
+
+from .pipelines import cached_pipeline, pow2_ceil
+
+# products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them: the
+# convolutions' threshold (conv.TENSOR_CORE_MIN_MACS), not tuned on its own (every product
+# of vision_transformer, the model it was measured on, has 2^27 or more)
+GEMM_TENSOR_CORE_MIN_MACS = 1 << 25
+
+
+class GemmOperand:
+    """One operand of shaders/gemm.comp: a VkMat and its scalar strides.
+
+    For A and the output, s_row / s_col are the m / n (k for A) strides, and a packed
+    operand (elempack 4 along m) has s_row = stride of a group of 4 rows. For B they are
+    the k / n strides, for C the m / n strides. s_bh / s_bl: the two batch axes.
+    """
+
+    __slots__ = ("elempack", "mat", "off", "s_bh", "s_bl", "s_col", "s_row")
+
+    def __init__(self, mat, s_row: int, s_col: int, s_bh: int = 0, s_bl: int = 0, off: int = 0,
+                 elempack: int = 1) -> None:
+        self.mat, self.s_row, self.s_col = mat, int(s_row), int(s_col)
+        self.s_bh, self.s_bl, self.off, self.elempack = int(s_bh), int(s_bl), int(off), int(elempack)
+
+    def push(self) -> list:
+        return [self.off, self.s_row, self.s_col, self.s_bh, self.s_bl]
+
+
+def gemm_tile(m: int, n: int) -> tuple[int, int]:
+    """Workgroup (lx, ly) of the tiled kernels (gemm.comp MODE 0, convolution.comp with TM=4):
+    the tile is 4*ly rows x 4*lx columns, the largest the product fills, within the shaders'
+    shared arrays (4*ly <= 64, 4*lx <= 128) and 256 invocations.
+
+    Large workgroups win: measured on an H200, shrinking tiles to get more workgroups made
+    convolutions 2-3x slower; split-K (convolution.py) is what fills a big GPU instead."""
+    ly = min(16, pow2_ceil(-(-m // 4)))
+    lx = max(4, min(pow2_ceil(-(-n // 4)), 32, 256 // ly))
+    return lx, ly
+
+
+def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, b: GemmOperand,
+                c: GemmOperand | None, out: GemmOperand, batch: int = 1, batch_inner: int = 1,
+                alpha: float = 1.0, beta: float = 1.0, activation=(0, 0.0, 0.0)) -> None:
+    """Record out = act((A @ B + beta * C) * alpha) over `batch` products (shaders/gemm.comp)."""
+    if m <= 0 or n <= 0 or batch <= 0:
+        return
+    if k <= 0:  # an empty sum: the product is zero, the epilogue still runs
+        a = GemmOperand(a.mat, 0, 0)
+    specs = list(activation) + [int(c is not None), a.elempack, out.elempack]
+    if fp16 and gemm_on_tensor_cores(cmd.vkdev, m, n * batch, k):
+        pipeline = cached_pipeline(layer, "gemm_coopmat", fp16, specs, (128, 1, 1))
+        _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, (-(-n // 64) * 128, -(-m // 64), batch))
+        return
+    if m <= 4 and b.s_row == 1 and k >= 64:
+        mode = 1        # matrix-vector, k contiguous in B: split k over a workgroup
+        lx = min(256, max(16, pow2_ceil(k) // 16))
+        local = (lx, 1, 1)
+        gx = min(n, 32768)
+        global_size = (gx * lx, -(-n // gx), batch)
+    elif m <= 4 or m * n <= 256:
+        mode = 2        # one invocation per output
+        lx = min(64, pow2_ceil(n))
+        local = (lx, max(1, min(64 // lx, pow2_ceil(m))), 1)
+        global_size = (n, m, batch)
+    else:
+        mode = 0        # tiled through shared memory
+        lx, ly = gemm_tile(m, n)
+        local = (lx, ly, 1)
+        global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
+    pipeline = cached_pipeline(layer, "gemm", fp16, specs, local, {"MODE": mode})
+    _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, global_size)
+
+
+def _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, global_size) -> None:
+    c_push = c.push() if c is not None else [0, 0, 0, 0, 0]
+    constants = [m, n, k, max(1, batch_inner)] + a.push() + b.push() + c_push + out.push() + \
+        [float(alpha), float(beta)]
+    cmd.record_pipeline(pipeline, [a.mat, b.mat, c.mat if c is not None else None, out.mat], constants,
+                        global_size)
+
+
+def tensor_core_device(vkdev) -> bool:
+    """Does the device multiply 16x16x16 fp16 tiles into fp32 with 32-wide subgroups (NVIDIA),
+    as convolution_coopmat.comp and gemm_coopmat.comp need? VKNCNN_COOPMAT=0 says no (to
+    compare)."""
+    info = vkdev.info
+    return (info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
+            and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
+
+
+def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
+    """gemm_coopmat.comp for this fp16 product (n: all the batch's columns)? At least one
+    16-row fragment, two 16-deep steps of k, and GEMM_TENSOR_CORE_MIN_MACS multiply-adds."""
+    return m >= 16 and k >= 32 and m * n * k >= GEMM_TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev)
+
+
+def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
+                activation=(0, 0.0, 0.0)) -> None:
+    """top[row_offset + r] = act(dot(weight[r], x) + bias[row_offset + r]) for every row r of
+    `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
+    (shaders/innerproduct_gemv.comp: vec4 loads, 32 invocations per row)."""
+    rows = weight.numpy_shape()[0]
+    lx, ly = 32, 8
+    specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset]
+    pipeline = cached_pipeline(layer, "innerproduct_gemv", fp16, specs, (lx, ly, 1))
+    groups = -(-rows // ly)
+    gx = min(groups, 32768)
+    cmd.record_pipeline(pipeline, [x, weight, bias, top], [], (gx * lx, -(-groups // gx) * ly, 1))
