@@ -44,9 +44,10 @@ def reduction(x: np.ndarray, operation: int, axes: tuple[int, ...], keepdims: bo
         elif operation in (SUMSQ, L2):
             r = np.sum(x * x, axis=axes, dtype=np.float32)
         elif operation == MAX:
-            r = np.max(x, axis=axes, initial=-FLT_MAX)  # ncnn's start value: also the max of nothing
+            # ncnn's start value, also the max of nothing; float32 first: an int8 blob cannot hold it
+            r = np.max(np.asarray(x, np.float32), axis=axes, initial=-FLT_MAX)
         elif operation == MIN:
-            r = np.min(x, axis=axes, initial=FLT_MAX)
+            r = np.min(np.asarray(x, np.float32), axis=axes, initial=FLT_MAX)
         elif operation == PROD:
             r = np.prod(x, axis=axes, dtype=np.float32)
         elif operation == LOGSUMEXP:

@@ -37,17 +37,27 @@ def roi_max_pool(x: np.ndarray, roi: np.ndarray, pooled_w: int, pooled_h: int, s
     roi_h = max(y2 - y1 + 1, 1)
     hs, he = _int_bins(y1, F32(roi_h) / F32(pooled_h), pooled_h, h)
     ws, we = _int_bins(x1, F32(roi_w) / F32(pooled_w), pooled_w, w)
-    out = np.zeros((c, pooled_h, pooled_w), F32)
-    # max over each bin's columns, then over its rows: pooled_w + pooled_h slices, not a loop per value
-    cols = np.zeros((c, h, pooled_w), F32)
-    for pw in range(pooled_w):
-        if we[pw] > ws[pw]:
-            cols[:, :, pw] = x[:, :, ws[pw]:we[pw]].max(axis=2)
-    for ph in range(pooled_h):
-        if he[ph] > hs[ph]:
-            out[:, ph, :] = cols[:, hs[ph]:he[ph], :].max(axis=1)
+    # max over each bin's columns, then over its rows: a slice per distinct bin, not a loop per
+    # value; bins repeat once there are more of them than pixels (a pooled size of a million
+    # over a 7-pixel map is 7 distinct bins, not a million slices)
+    cols = _bin_max(x, ws, we, axis=2)        # (c, h, pooled_w)
+    out = _bin_max(cols, hs, he, axis=1)      # (c, pooled_h, pooled_w)
     out[:, :, we <= ws] = 0
     return out
+
+
+def _bin_max(x: np.ndarray, starts: np.ndarray, ends: np.ndarray, axis: int) -> np.ndarray:
+    """Max of x over [starts[i], ends[i]) along `axis` for each bin i; 0 for an empty bin."""
+    bins, which = np.unique(np.stack([starts, ends], axis=1), axis=0, return_inverse=True)
+    shape = list(x.shape)
+    shape[axis] = len(bins)
+    maxima = np.zeros(shape, F32)
+    for j, (a, b) in enumerate(bins.tolist()):
+        if b > a:
+            src, dst = [slice(None)] * x.ndim, [slice(None)] * x.ndim
+            src[axis], dst[axis] = slice(a, b), j
+            maxima[tuple(dst)] = x[tuple(src)].max(axis=axis)
+    return maxima.take(which.reshape(-1), axis=axis)
 
 
 # -- PSROIPooling: position-sensitive average over bins --------------------------------------------

@@ -29,6 +29,10 @@ def diag(x: np.ndarray, diagonal: int) -> np.ndarray:
     """1-D: a square matrix with x on the given diagonal; 2-D: that diagonal of x."""
     if x.ndim == 1:
         return np.diag(x, diagonal).astype(np.float32, copy=False)
+    if not -x.shape[0] < diagonal < x.shape[1]:
+        # outside the matrix: empty. Not numpy's to decide: np.diagonal negates the offset in
+        # a C int, so -2**31 reads a diagonal past the buffer (a segfault, numpy 2.4)
+        return np.zeros(0, np.float32)
     return np.ascontiguousarray(np.diagonal(x, diagonal))
 
 

@@ -97,7 +97,7 @@ def _recorded_weights(case: Case, rng: np.random.Generator, cap: int) -> bytes |
     reproduces whatever a layer does wrong, through Net's own path)."""
     import vkncnn
     from vkncnn.errors import WeightError
-    from vkncnn.tools.randweights import RecordingModelBin
+    from vkncnn.format.recording_modelbin import RecordingModelBin
 
     class Capped(RecordingModelBin):
         total = 0

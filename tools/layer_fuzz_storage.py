@@ -65,8 +65,8 @@ def encode(data, type_: int, form: str, rng) -> bytes:
 
 def record_loads(case, seed: int) -> list[list]:
     """[data, load type] per load the case's layer makes, with seeded random data."""
+    from vkncnn.format.recording_modelbin import RecordingModelBin
     from vkncnn.net import Net
-    from vkncnn.tools.randweights import RecordingModelBin
 
     net = Net()
     net.opt.use_vulkan_compute = False

@@ -4,6 +4,8 @@
 Importing vkncnn never loads a Vulkan loader; the GPU runtime loads on first use.
 """
 
+# pixels adds ncnn's pixel members to Mat (Mat.from_pixels, mat.to_pixels, ...): mat.py knows nothing of them
+from . import pixels  # noqa: F401
 from .device_api import (
                      create_gpu_instance,
                      destroy_gpu_instance,
@@ -13,13 +15,17 @@ from .device_api import (
                      get_gpu_info,
 )
 from .errors import (
+                     ArgumentError,
+                     ArgumentTypeError,
                      BlobNotFoundError,
                      Error,
                      GpuError,
                      GraphError,
                      LayerError,
+                     MatAllocationError,
                      MatError,
                      MemoryBudgetError,
+                     ModelFileError,
                      ModelFormatError,
                      ParamError,
                      ShaderCompileError,
@@ -40,6 +46,7 @@ from .option import Option
 __version__ = "0.1.0"
 
 __all__ = [
+    "ArgumentError", "ArgumentTypeError", "MatAllocationError", "ModelFileError",
     "Blob", "BlobNotFoundError", "DataReader", "DataReaderFromEmpty", "DataReaderFromMemory", "Error",
     "Extractor", "GpuError", "GraphError", "Layer", "LayerError", "Mat", "MatError", "MemoryBudgetError", "ModelBin",
     "ModelBinFromDataReader", "ModelBinFromMatArray", "ModelFormatError", "Net", "Option", "ParamDict",

@@ -21,6 +21,8 @@ import ctypes
 import os
 import threading
 
+import numpy  # noqa: F401  (loads the BLAS library we look for)
+
 _SETTERS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_",
             "openblas_set_num_threads64_", "scipy_openblas_set_num_threads")
 _lock = threading.Lock()
@@ -99,7 +101,6 @@ def set_blas_threads(n: int) -> None:
         return
     with _lock:
         if _functions is None:
-            import numpy  # noqa: F401  (loads the BLAS library we look for)
             _functions = _find_setters()
         for fn in _functions:
             fn(n)

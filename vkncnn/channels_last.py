@@ -55,6 +55,7 @@ def _wanted(consumers: list[int], layers: list[Layer], wants: list[bool]) -> boo
 
 
 def _fp32_conv(layer: Layer) -> bool:
+    # lazy: it imports every built-in layer (vkncnn/layers/__init__.py), as create_layer does first
     from .layers.convolution import Convolution
 
     return (isinstance(layer, Convolution) and not layer.int8_scale_term and not layer.dynamic_weight

@@ -6,9 +6,12 @@ CPU-only machines run the same scripts.
 
 from __future__ import annotations
 
+from .errors import GpuError
+
 
 def _instance():
     try:
+        # lazy: the GPU runtime loads on the first GPU query, not at `import vkncnn`
         from .gpu.vulkan import instance
     except ImportError:
         return None
@@ -39,7 +42,6 @@ def get_default_gpu_index() -> int:
 def get_gpu_info(device_index: int = 0):
     inst = _instance()
     if inst is None:
-        from .errors import GpuError
         raise GpuError("no Vulkan runtime available (the `vulkan` package or a loader is missing)")
     return inst.get_gpu_info(device_index)
 
@@ -47,6 +49,5 @@ def get_gpu_info(device_index: int = 0):
 def get_gpu_device(device_index: int = 0):
     inst = _instance()
     if inst is None:
-        from .errors import GpuError
         raise GpuError("no Vulkan runtime available (the `vulkan` package or a loader is missing)")
     return inst.get_gpu_device(device_index)

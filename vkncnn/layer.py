@@ -19,7 +19,8 @@ import numpy as np
 
 from .errors import Error, LayerError, UnknownLayerError
 from .format.paramdict import ParamDict
-from .layer_types import layer_to_index
+from .layer_types import LAYER_TYPE_NAMES, layer_to_index
+from .mat import Mat
 from .memory_budget import from_memory_error
 
 
@@ -61,7 +62,8 @@ class Layer:
     def destroy_pipeline(self, opt) -> int:
         """Frees the pipelines cached_pipeline made for this layer (overrides that free more
         call this too)."""
-        if "_gpu_pipelines" in self.__dict__:
+        if "gpu_pipelines" in self.__dict__:
+            # lazy: only layers that made GPU pipelines get here; `import vkncnn` loads no GPU runtime
             from .gpu.ops.pipelines import forget_pipelines
             forget_pipelines(self)
         return 0
@@ -72,8 +74,6 @@ class Layer:
     # -- numpy path ------------------------------------------------------------
     def forward_cpu(self, bottoms: list[np.ndarray], opt) -> list[np.ndarray]:
         """Run on float32 arrays. Built-ins override this; the default adapts pyncnn-style layers."""
-        from .mat import Mat
-
         if self.one_blob_only:
             # C order: a blob may be channels-last in memory (vkncnn/channels_last.py)
             bottom = Mat.from_array(np.array(bottoms[0], copy=True, order="C"))
@@ -132,8 +132,8 @@ def register_layer(type_name: str):
 
 def create_layer(type_or_index) -> Layer:
     """A new built-in layer by ncnn type name or type index."""
-    from . import layers  # noqa: F401  (fills the registry)
-    from .layer_types import LAYER_TYPE_NAMES
+    # lazy: every built-in layer module (each imports this one) loads on first use, not at import
+    from . import layers  # noqa: F401
 
     if isinstance(type_or_index, (int, np.integer)):
         if not 0 <= int(type_or_index) < len(LAYER_TYPE_NAMES):

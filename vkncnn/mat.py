@@ -79,7 +79,13 @@ def _to_float32(array) -> np.ndarray:
 
 
 class Mat:
-    """Host tensor: dims, w, h, d, c, elemsize, elempack, cstep, and its data."""
+    """Host tensor: dims, w, h, d, c, elemsize, elempack, cstep, and its data.
+
+    ncnn's pixel members (from_pixels, from_pixels_resize, from_pixels_roi,
+    from_pixels_roi_resize, to_pixels, to_pixels_resize, substract_mean_normalize) are
+    defined in pixels.py, as ncnn defines them in mat_pixel*.cpp: the pixel helpers build
+    on Mat, and this module knows nothing of them.
+    """
 
     class PixelType:
         PIXEL_CONVERT_SHIFT = 16
@@ -294,40 +300,6 @@ class Mat:
             raise MatError(f"Mat[{i!r:.20}] = v expects a number, got {type(v).__name__}") from None
         # .flat writes through even when the data is a strided view (reshape would copy)
         self._data.flat[i] = value
-
-    def substract_mean_normalize(self, mean, norm) -> None:
-        """In place: per channel, x = (x - mean[c]) * norm[c]; an empty list skips that step."""
-        from .pixels import substract_mean_normalize
-        substract_mean_normalize(self, mean, norm)
-
-    # pixel helpers live in pixels.py; these are ncnn's static spellings
-    @staticmethod
-    def from_pixels(pixels, type: int, w: int, h: int, stride: int = 0, allocator=None) -> Mat:
-        from .pixels import from_pixels
-        return from_pixels(pixels, type, w, h, stride)
-
-    @staticmethod
-    def from_pixels_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
-        from .pixels import from_pixels_resize
-        return from_pixels_resize(pixels, type, w, h, *args)
-
-    @staticmethod
-    def from_pixels_roi(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
-        from .pixels import from_pixels_roi
-        return from_pixels_roi(pixels, type, w, h, *args)
-
-    @staticmethod
-    def from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
-        from .pixels import from_pixels_roi_resize
-        return from_pixels_roi_resize(pixels, type, w, h, *args)
-
-    def to_pixels(self, type: int, stride: int = 0) -> np.ndarray:
-        from .pixels import to_pixels
-        return to_pixels(self, type, stride)
-
-    def to_pixels_resize(self, type: int, target_w: int, target_h: int, stride: int = 0) -> np.ndarray:
-        from .pixels import to_pixels_resize
-        return to_pixels_resize(self, type, target_w, target_h, stride)
 
     def __repr__(self) -> str:
         return (f"<vkncnn.Mat dims={self.dims} w={self.w} h={self.h} d={self.d} c={self.c} "

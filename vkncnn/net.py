@@ -36,10 +36,10 @@ from .format.graph_spec import GraphSpec, LayerSpec
 from .format.modelbin import ModelBin, ModelBinFromDataReader
 from .format.param_bin import HEADER_BYTES, check_header, parse_param_bin
 from .format.param_text import parse_param_reader, parse_param_text
-from .gpu.planner import bind_net
 from .graph import Blob, Graph
 from .layer import Layer, create_layer
-from .layer_types import CUSTOM_BIT, layer_to_index
+from .layer_types import CUSTOM_BIT, LAYER_TYPE_NAMES, layer_to_index
+from .mat import Mat
 from .option import Option
 
 # A .param text file this large is not a model; refusing it bounds memory use.
@@ -100,7 +100,6 @@ class Net:
             if index & CUSTOM_BIT:
                 key = f"custom{index & ~CUSTOM_BIT}"
             else:
-                from .layer_types import LAYER_TYPE_NAMES
                 if index >= len(LAYER_TYPE_NAMES):
                     raise UnknownLayerError(f"no layer type with index {index} (built-in types are "
                                             f"0..{len(LAYER_TYPE_NAMES) - 1}; custom ones carry bit "
@@ -304,6 +303,9 @@ class Net:
         """Choose the GPU path if asked for and available; otherwise the numpy path."""
         if not self.opt.use_vulkan_compute:
             return
+        # lazy: the GPU runtime loads when a net first asks for Vulkan; `import vkncnn` stays numpy-only
+        from .gpu.planner import bind_net
+
         self.gpu = bind_net(self.graph, self.opt, self._vkdev_index)
 
     def _release_gpu(self) -> None:
@@ -350,7 +352,6 @@ class Net:
     # -- convenience beyond ncnn ------------------------------------------------------
     def run(self, inputs: dict, outputs=None) -> dict:
         """{input name: array} -> {output name: array}; all outputs when none named."""
-        from .mat import Mat
         if not isinstance(inputs, Mapping):
             raise ArgumentTypeError(f"run(): expected inputs as a dict {{blob name: array}}, "
                                     f"got {type(inputs).__name__}")

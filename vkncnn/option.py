@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .blas_threads import available_cpus
 from .errors import ArgumentError, ArgumentTypeError
 
 # ncnn's int fields and the values that mean something for them
@@ -20,7 +21,6 @@ _INT_RANGES = {
 
 
 def _default_threads() -> int:
-    from .blas_threads import available_cpus
     return available_cpus()
 
 

@@ -371,3 +371,45 @@ def substract_mean_normalize(mat: Mat, mean, norm) -> None:
         bias = (-mean_v * norm_v).reshape(shape)
         result = (x.astype(np.float64) * norm_v.reshape(shape) + bias).astype(np.float32)
     data[...] = result
+
+
+# -- ncnn's spellings: Mat members ----------------------------------------------------------------
+# ncnn declares these in mat.h and defines them in mat_pixel*.cpp. Here too they live with the
+# pixel code, so that pixels depend on Mat and Mat (mat.py) on nothing of pixels; vkncnn's
+# __init__ imports this module, so every Mat has them.
+def _mat_from_pixels(pixels, type: int, w: int, h: int, stride: int = 0, allocator=None) -> Mat:
+    return from_pixels(pixels, type, w, h, stride)
+
+
+def _mat_from_pixels_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
+    return from_pixels_resize(pixels, type, w, h, *args)
+
+
+def _mat_from_pixels_roi(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
+    return from_pixels_roi(pixels, type, w, h, *args)
+
+
+def _mat_from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
+    return from_pixels_roi_resize(pixels, type, w, h, *args)
+
+
+def _mat_to_pixels(self: Mat, type: int, stride: int = 0) -> np.ndarray:
+    return to_pixels(self, type, stride)
+
+
+def _mat_to_pixels_resize(self: Mat, type: int, target_w: int, target_h: int, stride: int = 0) -> np.ndarray:
+    return to_pixels_resize(self, type, target_w, target_h, stride)
+
+
+def _mat_substract_mean_normalize(self: Mat, mean, norm) -> None:
+    """In place: per channel, x = (x - mean[c]) * norm[c]; an empty list skips that step."""
+    substract_mean_normalize(self, mean, norm)
+
+
+Mat.from_pixels = staticmethod(_mat_from_pixels)
+Mat.from_pixels_resize = staticmethod(_mat_from_pixels_resize)
+Mat.from_pixels_roi = staticmethod(_mat_from_pixels_roi)
+Mat.from_pixels_roi_resize = staticmethod(_mat_from_pixels_roi_resize)
+Mat.to_pixels = _mat_to_pixels
+Mat.to_pixels_resize = _mat_to_pixels_resize
+Mat.substract_mean_normalize = _mat_substract_mean_normalize

@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .format.paramdict import ParamDict
+from .format.recording_modelbin import RecordingModelBin
+from .mat import Mat
+from .net import Net
 
 __test__ = False  # not a pytest module, despite the name
 
@@ -87,9 +90,6 @@ def rel_err(a, b) -> float:
 def run_layer(type_name: str, params: dict, weights, inputs, n_outputs: int = 1, gpu: bool = False,
               fp16: bool = False, packing: bool = True) -> list[np.ndarray]:
     """One layer through a real Net (the same path models take); returns its outputs."""
-    from .mat import Mat
-    from .net import Net
-
     net = Net()
     net.opt.use_vulkan_compute = gpu
     net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
@@ -135,9 +135,6 @@ def random_layer_weights(type_name: str, params: dict, n_inputs: int, n_outputs:
 
 def random_net_weights(param_text: str, seed: int = 0) -> bytes:
     """Seeded weights of the right sizes for every layer of a .param, asked from the layers."""
-    from .net import Net
-    from .tools.randweights import RecordingModelBin
-
     net = Net()
     net.opt.use_vulkan_compute = False
     net.load_param_mem(param_text)

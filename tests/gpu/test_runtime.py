@@ -20,7 +20,6 @@ import pytest
 from vkncnn.errors import GpuError
 from vkncnn.gpu.compiler.source import compiler_disabled
 from vkncnn.gpu.compiler.spirv_reflect import reflect
-from vkncnn.gpu.ops.packing import convert_packing
 from vkncnn.gpu.run_shader import run_shader
 from vkncnn.gpu.vulkan import instance, vk
 from vkncnn.gpu.vulkan.allocator import VkBlobAllocator, VkStagingAllocator, VkWeightAllocator
@@ -35,6 +34,7 @@ from vkncnn.gpu.vulkan.barriers import (
 )
 from vkncnn.gpu.vulkan.command import HostSlot, ReplanNeeded, VkCompute, VkTransfer
 from vkncnn.gpu.vulkan.lifetime import run_deferred
+from vkncnn.gpu.vulkan.packing import convert_packing
 from vkncnn.gpu.vulkan.pipeline import Pipeline
 from vkncnn.gpu.vulkan.vkmat import VkMat, pack_into, unpack
 from vkncnn.option import Option
@@ -131,7 +131,8 @@ def rand(*shape, seed=0):
 
 # -- import hygiene ---------------------------------------------------------------------------
 def test_import_does_not_load_vulkan():
-    code = ("import sys, vkncnn, vkncnn.gpu, vkncnn.gpu.vulkan.command, vkncnn.gpu.ops.packing, vkncnn.gpu.run_shader;"
+    code = ("import sys, vkncnn, vkncnn.gpu, vkncnn.gpu.vulkan.command, vkncnn.gpu.vulkan.packing, "
+            "vkncnn.gpu.run_shader;"
             "from vkncnn.gpu import VkMat, Pipeline;"
             "assert 'vulkan' not in sys.modules, 'vulkan imported'")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

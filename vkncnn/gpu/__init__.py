@@ -35,7 +35,7 @@ _EXPORTS = {
     "HostSlot": "vulkan.command",
     "ReplanNeeded": "vulkan.command",
     "Download": "vulkan.command",
-    "convert_packing": "ops.packing",
+    "convert_packing": "vulkan.packing",
 }
 
 __all__ = [

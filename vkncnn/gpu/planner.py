@@ -28,7 +28,10 @@ from ..graph import Graph
 from ..layer import layer_failure
 from ..log import warn_once
 from .fusion import plan_fusions
-from .vulkan import lifetime
+from .vulkan import instance, lifetime
+from .vulkan.allocator import VkBlobAllocator, VkWeightAllocator
+from .vulkan.command import HostSlot, ReplanNeeded, VkCompute, VkTransfer
+from .vulkan.timestamps import LayerTimer
 
 MAX_PLANS_PER_NET = 8
 
@@ -41,7 +44,6 @@ def bind_net(graph: Graph, opt, device_index: int | None):
     """
 
     try:
-        from .vulkan import instance
         lifetime.check_not_forked("Vulkan")
         count = instance.get_gpu_count()
     except (GpuError, ImportError, OSError) as e:
@@ -112,9 +114,6 @@ class NetGpu:
         return bool(layer.support_vulkan) and not (layer.featmask & 16)
 
     def upload_weights(self, layers) -> None:
-        from .vulkan.allocator import VkWeightAllocator
-        from .vulkan.command import VkTransfer
-
         self.weight_allocator = VkWeightAllocator(self.vkdev)
         opt = self.opt.copy()
         opt.blob_vkallocator = self.weight_allocator
@@ -314,7 +313,6 @@ class GpuExtractorState:
         key = self._key(target)
         plan = self.netgpu.checkout_plan(key)
         if plan is not None:
-            from .vulkan.command import ReplanNeeded
             try:
                 self._replay(plan)
                 self.netgpu.count_replay()
@@ -345,9 +343,6 @@ class GpuExtractorState:
         plan.cmd.replay()
 
     def _record(self, key, target: int) -> Plan:
-        from .vulkan.allocator import VkBlobAllocator
-        from .vulkan.command import VkCompute
-
         vkdev = self.netgpu.vkdev
         plan = Plan(key, VkCompute(vkdev), VkBlobAllocator(vkdev))
         self.netgpu.lend_new_plan(plan)
@@ -360,8 +355,6 @@ class GpuExtractorState:
         return plan
 
     def _record_into(self, plan: Plan, target: int) -> None:
-        from .vulkan.command import HostSlot
-
         graph, vkdev = self.netgpu.graph, self.netgpu.vkdev
         cmd, allocator = plan.cmd, plan.allocator
         opt = self.opt.copy()
@@ -403,7 +396,6 @@ class GpuExtractorState:
         fusions = plan_fusions(graph, schedule, target, self.netgpu.gpu_layer)
         by_dispatch = self.netgpu.profile == "dispatches"
         if self.netgpu.profile:
-            from .vulkan.timestamps import LayerTimer
             # by dispatch: room for DISPATCHES_PER_LAYER a layer on average (Winograd takes 3,
             # split-K 2); marks past the pool's end are dropped, never wrong
             per_layer = DISPATCHES_PER_LAYER if by_dispatch else 1
@@ -458,8 +450,6 @@ class GpuExtractorState:
 
     @staticmethod
     def _record_cpu_layer(layer, cmd, opt, on_host, host, host_slots) -> None:
-        from .vulkan.command import HostSlot
-
         getters = [on_host(bi) for bi in layer.bottoms]
         out_slots = [HostSlot(None) for _ in layer.tops]
 

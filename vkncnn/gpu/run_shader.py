@@ -26,18 +26,17 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..errors import GpuError
+from .compiler.registry import compile_glsl
+from .vulkan.command import VkCompute
+from .vulkan.instance import get_gpu_device
+from .vulkan.pipeline import Pipeline
+from .vulkan.vkmat import VkMat, storage_dtype
 
 
 def run_shader(glsl_source: str, inputs: list, outputs: list, global_size: tuple, push_constants=(),
                specializations=(), local_size: tuple = (64, 1, 1), fp16: bool = False, defines=None,
                device=None) -> list:
     """Compile and run `glsl_source` once; returns the output arrays in order."""
-    from .compiler.registry import compile_glsl
-    from .vulkan.command import VkCompute
-    from .vulkan.instance import get_gpu_device
-    from .vulkan.pipeline import Pipeline
-    from .vulkan.vkmat import VkMat, storage_dtype
-
     vkdev = device if device is not None and not isinstance(device, int) else get_gpu_device(device)
     if fp16 and not vkdev.info.support_fp16_storage():
         raise GpuError(f"run_shader(fp16=True): '{vkdev.info.device_name()}' has no 16-bit storage")

@@ -50,7 +50,7 @@ class GridSample(Layer):
             raise ShapeError(f"GridSample {self.name!r} needs 2 bottoms (input, grid), got {len(bottoms)}")
         x = np.asarray(bottoms[0], np.float32)
         grid = np.asarray(bottoms[1], np.float32)
-        if x.ndim >= 3 and min(x.shape[1:]) == 0:
+        if x.ndim >= 3 and min(x.shape) == 0:
             raise ShapeError(f"GridSample {self.name!r}: input {x.shape} is empty, there is nothing to sample")
         align = bool(self.align_corner)
         if x.ndim == 3:

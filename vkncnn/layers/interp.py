@@ -107,7 +107,7 @@ class Interp(Layer):
             raise ShapeError(f"Interp takes a 1-D to 4-D blob, got shape {x.shape}")
 
         h, w = (1, x.shape[-1]) if x.ndim == 2 else x.shape[-2:]
-        if h == 0 or w == 0:  # no pixel to interpolate from
+        if h == 0 or w == 0 or (x.ndim == 4 and x.shape[1] == 0):  # no pixel to interpolate from
             raise ShapeError(f"Interp: input {x.shape} is empty, cannot resize it to {outh}x{outw}")
         if x.ndim == 2:
             if outw == w:

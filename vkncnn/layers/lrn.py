@@ -14,6 +14,8 @@ import numpy as np
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.vulkan.pipeline import Pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -62,7 +64,6 @@ class LRN(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         self.pipeline = Pipeline(self.vkdev)
         self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
@@ -70,8 +71,6 @@ class LRN(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vulkan.vkmat import VkMat
-
         x = bottoms[0]
         if x.dims > 3:
             raise ShapeError(f"LRN takes 1-D to 3-D blobs, got shape {x.numpy_shape()}")

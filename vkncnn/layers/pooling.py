@@ -62,6 +62,8 @@ class Pooling(Layer):
 
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
+        if x.size == 0:
+            raise ShapeError(f"Pooling: input {x.shape} is empty, there is nothing to pool")
         if x.ndim == 1 and self.global_pooling:
             x = x.reshape(1, 1, -1)
         elif x.ndim == 2:
@@ -74,8 +76,6 @@ class Pooling(Layer):
             raise ShapeError(f"Pooling takes a 2-D, 3-D or 4-D blob (1-D only with global pooling), "
                              f"got shape {bottoms[0].shape}")
 
-        if x.size == 0:
-            raise ShapeError(f"Pooling: input {bottoms[0].shape} is empty, there is nothing to pool")
         if self.global_pooling:
             return [pooling.global_pool(x, self.pooling_type)]
         self._check_sizes()

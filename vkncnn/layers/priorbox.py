@@ -22,6 +22,8 @@ import numpy as np
 from vkncnn.cpu_fallback import detection
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.vulkan.pipeline import Pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat, storage_elemsize
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -113,6 +115,9 @@ class PriorBox(Layer):
     def _auto_step(self, step: float, image_size: int, feature_size: int) -> float:
         if step != AUTO:
             return step
+        if feature_size <= 0:
+            raise ShapeError(f"PriorBox: the feature map is empty ({feature_size} pixels along an axis): "
+                             "no step to derive from the image size")
         step = np.float32(image_size) / np.float32(feature_size)
         return float(math.ceil(step)) if self.step_mmdetection else float(step)
 
@@ -132,7 +137,6 @@ class PriorBox(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         self.pipelines = {}
         for mxnet in (0, 1):
@@ -172,8 +176,6 @@ class PriorBox(Layer):
         return half, start_x, start_y, step_w, step_h, image_w, image_h
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vulkan.vkmat import VkMat, storage_elemsize
-
         if not bottoms:
             raise ShapeError("PriorBox needs the feature map as bottom 0")
         shapes = [b.numpy_shape() for b in bottoms]

@@ -17,6 +17,7 @@ import numpy as np
 from vkncnn.cpu_fallback import reduction
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 
 # operation -> (what the reducer accumulates, what it applies to the total)
@@ -78,8 +79,6 @@ class Reduction(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vulkan.vkmat import VkMat
-
         x = bottoms[0]
         shape = x.numpy_shape()
         axes = self._axes(shape)
@@ -93,5 +92,7 @@ class Reduction(Layer):
         elempack = x.elempack if 0 not in axes else 1
         top = VkMat.for_numpy_shape(reduction.output_shape(shape, axes, bool(self.keepdims)), elempack,
                                     x.scalar_size(), cmd.blob_allocator(opt))
-        self.reducer.record(cmd, opt, x, rows.numpy_axes_layout(x, axes), top=top, coeff=float(coeff))
+        layout = rows.numpy_axes_layout(x, axes)
+        if layout.rows:  # no row (an empty kept axis): an empty result, nothing to dispatch
+            self.reducer.record(cmd, opt, x, layout, top=top, coeff=float(coeff))
         return [top]

@@ -60,6 +60,8 @@ class RMSNorm(Layer):
     def forward_gpu(self, bottoms, cmd, opt):
         x = bottoms[0]
         shape = x.numpy_shape()
+        if 0 in shape:  # nothing to normalise, no rows to dispatch (as on the CPU)
+            return [x]
         layout = rows.numpy_axes_layout(x, self._check_gamma(shape))
         # K, for 1 / sqrt(sum / K + eps), travels in the reducer's coeff slot
         return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, None,

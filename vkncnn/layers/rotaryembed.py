@@ -7,6 +7,8 @@ each arrive pack1 or pack4, the output keeps x's packing.
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.vulkan.pipeline import Pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 
 
@@ -40,7 +42,6 @@ class RotaryEmbed(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         self.pipeline = Pipeline(self.vkdev)
         self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
@@ -48,8 +49,6 @@ class RotaryEmbed(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vulkan.vkmat import VkMat
-
         if len(bottoms) != 3:
             raise ShapeError(f"RotaryEmbed takes x, cos and sin: 3 inputs, got {len(bottoms)}")
         x, cos, sin = bottoms

@@ -16,6 +16,8 @@ import numpy as np
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.vulkan.pipeline import Pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -76,7 +78,6 @@ class SDPA(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None or not self.support_vulkan:
             return 0
-        from vkncnn.gpu.vulkan.pipeline import Pipeline
 
         def make(name: str, local: tuple, spec=()) -> Pipeline:
             pipeline = Pipeline(self.vkdev)
@@ -94,8 +95,6 @@ class SDPA(Layer):
 
     def _concat_cache(self, cmd, opt, past, cur, groups: int, width: int, what: str):
         """past rows + current rows per kv head, a new (groups, rows, width) VkMat."""
-        from vkncnn.gpu.vulkan.vkmat import VkMat
-
         cur_rows = cur.numpy_shape()[1]
         past_n = 0 if past is None or past.empty() else past.total() * past.elempack
         if past_n % (groups * width):
@@ -110,8 +109,6 @@ class SDPA(Layer):
         return top
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vulkan.vkmat import VkMat
-
         self._check_inputs(bottoms)
         q, k, v = bottoms[0], bottoms[1], bottoms[2]
         qs, ks, vs = q.numpy_shape(), k.numpy_shape(), v.numpy_shape()

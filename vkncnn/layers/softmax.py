@@ -13,6 +13,7 @@ Any axis, dims 1-4, pack1 or pack4: rows are addressed on the packed layout dire
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 
 
@@ -51,9 +52,9 @@ class Softmax(Layer):
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
-        from vkncnn.gpu.vulkan.vkmat import VkMat
-
         x = bottoms[0]
+        if 0 in x.numpy_shape():  # nothing to normalise, no rows to dispatch (as on the CPU)
+            return [x]
         axis = 0
         if x.dims > 1:
             axis = self.axis + x.dims if self.axis < 0 else self.axis

@@ -30,6 +30,7 @@ import ctypes
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
@@ -97,7 +98,6 @@ class _Input(ctypes.Structure):
 
 def _cmeel_lib_dirs() -> list[Path]:
     """cmeel wheels install under <site-packages>/cmeel.prefix/lib."""
-    import site
     roots = list(sys.path)
     try:
         roots += site.getsitepackages() + [site.getusersitepackages()]

@@ -103,7 +103,7 @@ _memo: dict[tuple, bytes] = {}  # user shaders compiled in this process, by sour
 
 def _compile_cached(inp: ExpandedSource, name: str) -> bytes:
     """Disk cache, else compile and store. Never called with VKNCNN_NO_COMPILER set."""
-    from . import glslang
+    from . import glslang  # lazy: the compiler binding loads only when a shader must be compiled
 
     identity = glslang.compiler_identity()
     key = spirv_cache.cache_key(inp.text, identity) if identity else None

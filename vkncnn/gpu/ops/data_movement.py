@@ -26,16 +26,14 @@ cover them all:
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
 
 import numpy as np
 
 from ...errors import GpuError
-from ..vulkan.pipeline import Pipeline
+from ..vulkan.pipeline import builtin_pipeline, flat_grid  # shape layers reach these through this module too
 from ..vulkan.vkmat import VkMat
 
 MAX_AXES = 8
-_ROW = 65536  # invocations per row of the 2-D dispatch grid (a multiple of the local size)
 
 
 # -- shapes -------------------------------------------------------------------------------------
@@ -102,35 +100,9 @@ def reshape_to(src: VkMat, shape: tuple, cmd, opt) -> VkMat:
     return dst
 
 
-# -- pipelines ----------------------------------------------------------------------------------
-def builtin_pipeline(vkdev, name: str, fp16: bool, defines: dict | None = None, specializations=(),
-                     local_size: tuple = (64, 1, 1)) -> Pipeline:
-    """A built-in shader's pipeline for one storage precision, shared device-wide.
-
-    The precision comes from the tensors (their scalar size), not from an Option: the same
-    layer may see fp32 and fp16 tensors from extractors with different options.
-    """
-    key = ("vkncnn.builtin", name, fp16, tuple(sorted((defines or {}).items())), tuple(specializations),
-           local_size)
-    with vkdev.cache_lock:
-        pipeline = vkdev.utility_pipelines.get(key)
-        if pipeline is None:
-            pipeline = Pipeline(vkdev)
-            pipeline.set_local_size_xyz(*local_size)
-            pipeline.create(name, SimpleNamespace(use_fp16_storage=fp16), list(specializations), defines=defines)
-            vkdev.utility_pipelines[key] = pipeline
-        return pipeline
-
-
+# -- storage precision --------------------------------------------------------------------------
 def is_fp16(mat: VkMat) -> bool:
     return mat.scalar_size() == 2
-
-
-def flat_grid(total: int) -> tuple:
-    """Global size for `total` invocations read as a flat index (row = _ROW invocations)."""
-    if total <= _ROW:
-        return (total, 1, 1)
-    return (_ROW, -(-total // _ROW), 1)
 
 
 # -- the strided copy ---------------------------------------------------------------------------

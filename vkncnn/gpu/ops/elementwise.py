@@ -22,9 +22,11 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from vkncnn.cpu_fallback import binary
+
 from ...errors import ShapeError
 from ..vulkan.pipeline import Pipeline
-from ..vulkan.vkmat import VkMat
+from ..vulkan.vkmat import VkMat, use_fp16_storage
 
 # -- unaryop.comp op codes (the shader's OP_* constants) -----------------------------------
 RELU, SIGMOID, SWISH, GELU, GELU_FAST, HARDSWISH, HARDSIGMOID, CLIP, TANH, ELU, MISH = range(11)
@@ -66,8 +68,6 @@ class ShaderVariants:
 
     def prepare(self, opt, pack4_values=(0, 1)) -> None:
         """Build what the Net's options ask for now, as ncnn does at create_pipeline."""
-        from ..vulkan.vkmat import use_fp16_storage
-
         fp16 = use_fp16_storage(opt, self.vkdev)
         for pack4 in pack4_values:
             self.get(fp16, pack4)
@@ -173,8 +173,6 @@ def _expanded_shapes(a_shape: tuple, b_shape: tuple) -> tuple:
 
     The CPU half works on arrays; zero-stride views of the shapes cost no memory.
     """
-    from vkncnn.cpu_fallback import binary
-
     def view(shape):
         return np.broadcast_to(np.zeros((), np.float32), shape)
 

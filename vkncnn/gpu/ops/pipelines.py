@@ -3,7 +3,11 @@ activation constants, packing choices, and how many workgroups fill the device."
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import numpy as np
+
+from ..vulkan.pipeline import Pipeline
 
 
 def activation_specs(activation_type: int, params) -> list:
@@ -28,11 +32,7 @@ def cached_pipeline(layer, shader: str, fp16: bool, specs: list, local: tuple, d
     specialization constants, so index arithmetic folds to constants); the device caches
     the Vulkan objects, so equal requests from several layers share them.
     """
-    from types import SimpleNamespace
-
-    from ..vulkan.pipeline import Pipeline
-
-    cache = layer.__dict__.setdefault("_gpu_pipelines", {})
+    cache = layer.__dict__.setdefault("gpu_pipelines", {})
     key = (shader, fp16, tuple(specs), tuple(local), tuple(sorted((defines or {}).items())))
     pipeline = cache.get(key)
     if pipeline is None:
@@ -44,7 +44,7 @@ def cached_pipeline(layer, shader: str, fp16: bool, specs: list, local: tuple, d
 
 
 def forget_pipelines(layer) -> None:
-    for pipeline in layer.__dict__.pop("_gpu_pipelines", {}).values():
+    for pipeline in layer.__dict__.pop("gpu_pipelines", {}).values():
         pipeline.destroy()
 
 

@@ -33,6 +33,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from vkncnn.gpu.vulkan.pipeline import Pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat
+
 # reduction_rows.comp `op`
 OP_SUM, OP_ASUM, OP_SUMSQ, OP_MAX, OP_MIN, OP_PROD, OP_SUMEXP, OP_MOMENTS, OP_SOFTMAX = range(9)
 # reduction_rows.comp `fin`
@@ -177,14 +180,11 @@ def _group_local(vkdev, wanted: int) -> int:
 
 def new_workspace(cmd, opt, n_states: int):
     """A device buffer of n_states fp32 vec4 states (an fp32 pack4 1-D VkMat)."""
-    from vkncnn.gpu.vulkan.vkmat import VkMat
     return VkMat.create(max(n_states, 1), dims=1, elemsize=16, elempack=4, allocator=cmd.blob_allocator(opt))
 
 
 def elementwise_pipelines(vkdev, opt, shader: str, spec: list) -> dict:
     """An element-wise second pass by lanes: 1 (a scalar per invocation) and 4 (a pack4 item)."""
-    from vkncnn.gpu.vulkan.pipeline import Pipeline
-
     out = {}
     for lanes in (1, 4):
         pipeline = Pipeline(vkdev)
@@ -198,8 +198,6 @@ class RowReducer:
     """The pipelines of one (op, fin) reduction and the recording of its 1 or 2 passes."""
 
     def __init__(self, vkdev, opt, op: int, fin: int, post: int = POST_NONE, eps_mode: int = 0) -> None:
-        from vkncnn.gpu.vulkan.pipeline import Pipeline
-
         def make(fin_: int, source: int, per_thread: int, local: int) -> Pipeline:
             pipeline = Pipeline(vkdev)
             pipeline.set_local_size_xyz(local, 1, 1)
@@ -256,8 +254,6 @@ class RowNormalizer:
     def record(self, cmd, opt, bottom, layout: RowLayout, eps: float = 0.0, gamma=None, beta=None,
                coeff: float = 1.0):
         """A new VkMat: bottom normalised row by row (coeff: the reducer's, e.g. K for RMS)."""
-        from vkncnn.gpu.vulkan.vkmat import VkMat
-
         stats = new_workspace(cmd, opt, layout.rows)
         self.reducer.record(cmd, opt, bottom, layout, state_out=stats, eps=eps, coeff=coeff)
         top = VkMat.create_like(bottom, cmd.blob_allocator(opt))

@@ -40,7 +40,9 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from ..vulkan.command import VkTransfer
 from ..vulkan.vkmat import VkMat
+from .conv_geometry import ConvGeometry, Plane
 from .matrix_product import tensor_core_device
 from .pipelines import cached_pipeline, parallel_target, plane_local_size, storage_is_fp16
 
@@ -105,8 +107,6 @@ def winograd_product(layer, vkdev, f: int) -> WinogradProduct:
     """The layer's WinogradProduct for F(f, 3), its weights transformed and uploaded on first
     use (one transfer, into layer.winograd_allocator, at the storage precision of
     layer.weight_gpu)."""
-    from ..vulkan.command import VkTransfer
-
     if f not in layer.winograd_products:
         u = winograd_weights(layer.weight_mat, layer.num_output, layer.num_input_g, f)
         precision = SimpleNamespace(use_fp16_storage=layer.weight_gpu.scalar_size() == 2)
@@ -155,17 +155,21 @@ def tensor_core_products(vkdev, fp16: bool, inc: int, outc: int) -> bool:
     return fp16 and inc % 16 == 0 and outc % 16 == 0 and tensor_core_device(vkdev)
 
 
-def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f: int) -> VkMat:
+def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f: int,
+                    record_conv) -> VkMat:
     """Record the three dispatches of F(f, 3) for `layer` (one with a `winograd_allocator`);
     `x` is a pack4 (inc, h, w) input, `shape` the output's (outc, outh, outw). Returns the
-    pack4 output."""
+    pack4 output.
+
+    `record_conv` is convolution.record_conv, the caller, handed in rather than imported
+    (that module imports this one): step 2's grouped 1x1 product is recorded through it."""
     outc, outh, outw = shape
     inc = plane.channels
     tiles_h, tiles_w = -(-outh // f), -(-outw // f)
     fp16 = storage_is_fp16(x)
     channels_last = channels_last_products(cmd.vkdev, fp16, inc, outc)
     steps = _ChannelsLastSteps(layer, cmd, opt, x, f, tiles_h * tiles_w, inc, outc) if channels_last else \
-        _GroupedConvSteps(layer, cmd, opt, x, f, tiles_h, tiles_w, inc, outc)
+        _GroupedConvSteps(layer, cmd, opt, x, f, tiles_h, tiles_w, inc, outc, record_conv)
 
     defines = {"F": f, "CHANNELS_LAST": int(channels_last)}
     grid = (inc // 4, tiles_w, tiles_h) if channels_last else (tiles_w, tiles_h, inc // 4)
@@ -191,25 +195,25 @@ class _GroupedConvSteps:
     """V in T*T pack4 planes of the input's channels over the tiles; the products as one
     grouped 1x1 convolution through record_conv."""
 
-    def __init__(self, layer, cmd, opt, x, f, tiles_h, tiles_w, inc, outc) -> None:
+    def __init__(self, layer, cmd, opt, x, f, tiles_h, tiles_w, inc, outc, record_conv) -> None:
         self.layer, self.cmd, self.opt, self.f = layer, cmd, opt, f
+        self.record_conv = record_conv
         self.tiles_h, self.tiles_w, self.inc, self.outc = tiles_h, tiles_w, inc, outc
         self.v = VkMat.for_numpy_shape((frequencies(f) * inc, tiles_h, tiles_w), 4, x.scalar_size(),
                                        cmd.blob_allocator(opt))
         self.v_cstep = self.v.cstep
 
     def record_products(self) -> tuple[VkMat, int]:
-        from .convolution import ConvGeometry, Plane, record_conv
-
         planes = frequencies(self.f)
         identity = ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0)
         # judged as one batch: the kernel thresholds are per group, and 16 or 36 groups of a
         # direct-kernel size are a tensor-core size (H200, vgg16: 1.35 ms instead of 1.71 on
         # the direct kernel)
-        products = record_conv(winograd_product(self.layer, self.cmd.vkdev, self.f), self.cmd, self.opt, self.v,
-                               Plane(planes * self.inc, self.tiles_h, self.tiles_w, self.v_cstep, 4),
-                               (planes * self.outc, self.tiles_h, self.tiles_w), identity, "gemm", deconv=False,
-                               batched=True)
+        product = winograd_product(self.layer, self.cmd.vkdev, self.f)
+        products = self.record_conv(product, self.cmd, self.opt, self.v,
+                                    Plane(planes * self.inc, self.tiles_h, self.tiles_w, self.v_cstep, 4),
+                                    (planes * self.outc, self.tiles_h, self.tiles_w), identity, "gemm", deconv=False,
+                                    batched=True)
         return products, products.cstep
 
 

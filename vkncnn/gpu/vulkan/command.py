@@ -30,6 +30,7 @@ import numpy as np
 
 from ...errors import GpuError
 from . import lifetime
+from .allocator import VkWeightAllocator
 from .barriers import (
     COMPUTE,
     HOST,
@@ -43,6 +44,8 @@ from .barriers import (
 )
 from .descriptors import DescriptorArena
 from .device import FenceTimeout, fence_timeout_s
+from .packing import axis_and_inner
+from .pipeline import builtin_pipeline, flat_grid
 from .vk import check, vk
 from .vkmat import VkMat, pack_into, storage_dtype, unpack
 
@@ -249,8 +252,6 @@ class VkCompute:
         numpy's float32->float16 cast is slow (0.4 ms for a 3x227x227 image here); the
         GPU does it in microseconds. Constant data (weights) is still cast once on the host.
         """
-        from ..ops.data_movement import builtin_pipeline, flat_grid
-
         staged = SimpleNamespace(use_fp16_storage=False, blob_vkallocator=allocator,
                                  staging_vkallocator=getattr(opt, "staging_vkallocator", None))
         fp32 = self._upload(slot, staged, elempack, allocator)
@@ -308,9 +309,6 @@ class VkCompute:
         of at least DOWNLOAD_CAST_MIN values: numpy's float16 -> float32 cast of a packed
         blob costs ~2-4 ns a value, the GPU's a dispatch (measured here: 255 x 52 x 52 in
         pack4, 1.1-2.3 ms on the host against 0.16 ms for the fp32 copy left to it)."""
-        from ..ops.data_movement import builtin_pipeline, flat_grid
-        from ..ops.packing import axis_and_inner
-
         items, inner = axis_and_inner(src)
         n = items * src.elempack
         fields = {1: (n, 1, 1, 1), 2: (src.w, n, 1, 1), 3: (src.w, src.h, 1, n), 4: (src.w, src.h, src.d, n)}
@@ -527,7 +525,6 @@ class VkTransfer(VkCompute):
             allocator = getattr(opt, "blob_vkallocator", None) if opt is not None else None
         if allocator is None:
             if self._weight_allocator is None:
-                from .allocator import VkWeightAllocator
                 self._weight_allocator = VkWeightAllocator(self.vkdev)
             allocator = self._weight_allocator
         mat = self._upload(array, opt, elempack, allocator)

@@ -25,9 +25,11 @@ import time
 import weakref
 
 from ...errors import GpuError
-from . import lifetime
+from . import lifetime, packing
+from .allocator import VkBlobAllocator, VkStagingAllocator
 from .gpu_info import TYPE_CPU, GpuInfo
 from .lifetime import RefCounted
+from .pipeline_cache import DiskPipelineCache
 from .vk import check, cstrings, vk
 
 __all__ = ["GpuInfo", "VulkanDevice"]
@@ -147,7 +149,6 @@ class VulkanDevice(RefCounted):
 
     # -- allocator pools (ncnn's acquire/reclaim) --------------------------------------------
     def acquire_blob_allocator(self):
-        from .allocator import VkBlobAllocator
         with self.cache_lock:
             return self._blob_pool.pop() if self._blob_pool else VkBlobAllocator(self)
 
@@ -157,7 +158,6 @@ class VulkanDevice(RefCounted):
         self.register_allocator(allocator)  # see _destroy: it may come back from a finalizer
 
     def acquire_staging_allocator(self):
-        from .allocator import VkStagingAllocator
         with self.cache_lock:
             return self._staging_pool.pop() if self._staging_pool else VkStagingAllocator(self)
 
@@ -200,15 +200,13 @@ class VulkanDevice(RefCounted):
     def dummy_buffer(self):
         """A 16-byte buffer for bindings without a tensor (empty VkMat)."""
         if self._dummy is None:
-            from .allocator import VkBlobAllocator
             self._dummy_allocator = VkBlobAllocator(self)
             self._dummy = self._dummy_allocator.fastMalloc(16, retain_device=False)
         return self._dummy
 
     # -- packing (ncnn: VulkanDevice::convert_packing) ---------------------------------------
     def convert_packing(self, src, dst_elempack: int, cmd, opt):
-        from ..ops.packing import convert_packing
-        return convert_packing(src, dst_elempack, cmd, opt)
+        return packing.convert_packing(src, dst_elempack, cmd, opt)
 
     # -- queue ------------------------------------------------------------------------------
     def submit_and_wait(self, command_buffer, fence) -> None:
@@ -251,7 +249,6 @@ class VulkanDevice(RefCounted):
         """The VkPipelineCache handle every pipeline is created through (seeded from disk)."""
         with self.cache_lock:
             if self._disk_pipelines is None:
-                from .pipeline_cache import DiskPipelineCache
                 self._disk_pipelines = DiskPipelineCache(self)
             return self._disk_pipelines
 

@@ -26,6 +26,7 @@ import tempfile
 
 from ...errors import GpuError
 from . import lifetime
+from .device import VulkanDevice
 from .gpu_info import GpuInfo
 from .lifetime import RefCounted
 from .lifetime import lock as _lock
@@ -149,8 +150,6 @@ class GpuInstance(RefCounted):
 
     # -- devices ----------------------------------------------------------------------------
     def device(self, index: int):
-        from .device import VulkanDevice
-
         with _lock:
             dev = self.devices.get(index)
             if dev is None:

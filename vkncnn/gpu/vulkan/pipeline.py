@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import hashlib
 import struct
+from types import SimpleNamespace
 
 import numpy as np
 
 from ...errors import GpuError
+from ..compiler.registry import get_builtin_spirv
 from ..compiler.spirv_reflect import LOCAL_SIZE_SPEC_IDS, ShaderInfo, reflect
 from .vk import check, vk
 
@@ -120,7 +122,6 @@ class Pipeline:
         vkdev = self.vkdev
         vkdev.check_alive("Pipeline.create")
         if isinstance(shader, str):
-            from ..compiler.registry import get_builtin_spirv
             self.name = shader
             spirv = get_builtin_spirv(shader, opt, vkdev, defines)
         elif isinstance(shader, (bytes, bytearray, memoryview)):
@@ -262,3 +263,33 @@ class Pipeline:
     def __repr__(self) -> str:
         state = "created" if self._objects else "not created"
         return f"<Pipeline '{self.name}' local_size={self.local_size} {state}>"
+
+
+# -- built-in pipelines shared device-wide ------------------------------------------------------
+_ROW = 65536  # invocations per row of the 2-D dispatch grid (a multiple of the local size)
+
+
+def builtin_pipeline(vkdev, name: str, fp16: bool, defines: dict | None = None, specializations=(),
+                     local_size: tuple = (64, 1, 1)) -> Pipeline:
+    """A built-in shader's pipeline for one storage precision, shared device-wide.
+
+    The precision comes from the tensors (their scalar size), not from an Option: the same
+    layer may see fp32 and fp16 tensors from extractors with different options.
+    """
+    key = ("vkncnn.builtin", name, fp16, tuple(sorted((defines or {}).items())), tuple(specializations),
+           local_size)
+    with vkdev.cache_lock:
+        pipeline = vkdev.utility_pipelines.get(key)
+        if pipeline is None:
+            pipeline = Pipeline(vkdev)
+            pipeline.set_local_size_xyz(*local_size)
+            pipeline.create(name, SimpleNamespace(use_fp16_storage=fp16), list(specializations), defines=defines)
+            vkdev.utility_pipelines[key] = pipeline
+        return pipeline
+
+
+def flat_grid(total: int) -> tuple:
+    """Global size for `total` invocations read as a flat index (row = _ROW invocations)."""
+    if total <= _ROW:
+        return (total, 1, 1)
+    return (_ROW, -(-total // _ROW), 1)

@@ -34,7 +34,7 @@ _HINTS = {
 
 def _import_vulkan():
     """The import itself, separate so tests can simulate a machine without Vulkan."""
-    import vulkan
+    import vulkan  # lazy: the binding dlopens the Vulkan loader when imported
     return vulkan
 
 

@@ -1,5 +1,9 @@
 """convert_packing: repack a VkMat between elempack 1 and 4 on the GPU (shaders/packing.comp).
 
+ncnn's VulkanDevice::convert_packing, and like it part of the Vulkan machinery: the device
+offers it (VulkanDevice.convert_packing) and VkCompute's download cast uses axis_and_inner,
+so it sits below the layers' recorders (gpu/ops/), which all reach it through the device.
+
 Layers that support pack4 want their input in pack4 when the packing axis divides by 4,
 others want pack1 (ncnn's convert_layout). The shader copies scalars raw, so the storage
 precision (fp32 or fp16) is whatever the source has; it is picked from src.elemsize
@@ -11,8 +15,8 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from ...errors import GpuError
-from ..vulkan.pipeline import Pipeline
-from ..vulkan.vkmat import VkMat
+from .pipeline import Pipeline
+from .vkmat import VkMat
 
 
 def axis_and_inner(src: VkMat) -> tuple:
