@@ -344,6 +344,19 @@ def test_device_pools_and_budget(dev):
     dev.reclaim_staging_allocator(s)
 
 
+@needs_gpu
+def test_empty_input_is_stored_at_the_plans_precision(dev):
+    """An empty per-inference input has nothing to cast, but the layers after it read its
+    scalar size: fp16 storage must give it 2-byte scalars like every other blob."""
+    if not dev.info.support_fp16_storage():
+        pytest.skip("no 16-bit storage")
+    cmd = VkCompute(dev)
+    for fp16, elemsize in ((True, 2), (False, 4)):
+        mat = cmd.record_upload(HostSlot(np.zeros((3, 0, 4), np.float32)), opt_fp(fp16), elempack=4)
+        assert mat.empty() and mat.elemsize == elemsize * 4
+    cmd.release()
+
+
 # -- steps, host steps, replay ------------------------------------------------------------------
 @needs_gpu
 def test_host_steps_and_replay(dev):

@@ -255,8 +255,8 @@ class VkCompute:
         staged = SimpleNamespace(use_fp16_storage=False, blob_vkallocator=allocator,
                                  staging_vkallocator=getattr(opt, "staging_vkallocator", None))
         fp32 = self._upload(slot, staged, elempack, allocator)
-        if fp32.empty():
-            return fp32
+        if fp32.empty():  # nothing to cast, but stored as fp16 like every other blob of the plan
+            return VkMat.for_numpy_shape(np.asarray(slot.array).shape, elempack, 2, allocator)
         dst = VkMat.create(fp32.w, fp32.h, fp32.d, fp32.c, fp32.dims, 2 * elempack, elempack, allocator)
         n = fp32.total() * elempack
         pipeline = builtin_pipeline(self.vkdev, "upload_cast", True, local_size=(256, 1, 1))
