@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 # np.clip with scalar bounds runs a SIMD loop; np.maximum/np.minimum against a scalar
-# do not (measured 3x slower with numpy 2.4), so ReLU and Clip are written as clips.
+# do not and measured several times slower, so ReLU and Clip are written as clips
+# (figures: docs/perf-notes.md, "ReLU and Clip as np.clip").
 _ZERO = np.float32(0)
 _INF = np.float32(np.inf)
 

@@ -12,21 +12,21 @@ from __future__ import annotations
 
 from vkncnn import blas_threads
 
-# measured on the benchmark models with 2 cores, interleaved with real ncnn in settled
-# blocks as `vkncnn bench` runs them (300 ms of quiet before each block, so neither
-# runtime's idle threads still spin): from 30M down to 2M MobileNetV2, SqueezeNet and
-# ShuffleNetV2 got 18-20% faster, MobileNetV3 and GoogLeNet 13%, ResNet-18 2%; 1M was
-# within noise of 2M. A core kept busy by another process stalls every threaded call
-# (SqueezeNet, another process busy on one core: 52.5 ms from 2M, 22.6 ms from 30M), so
-# vkncnn.blas_threads.update_load_cap then holds BLAS to one thread for the pass (a
-# busy loop on one core: SqueezeNet 12.4 ms, against 21.1 ms with 30M and no cap).
+# measured on the benchmark models, interleaved with real ncnn in settled blocks as
+# `vkncnn bench` runs them (quiet before each block, so neither runtime's idle threads
+# still spin): lowering the threshold from 30M to 2M made every model measured faster,
+# the small nets most; 1M was within noise of 2M. A core kept busy by another process
+# stalls every threaded call, so vkncnn.blas_threads.update_load_cap then holds BLAS to
+# one thread for the pass, which under such a load measured faster than even the 30M
+# threshold without the cap (figures: docs/perf-notes.md,
+# "BLAS threads: from 2M multiply-adds" and "BLAS threads under load (the load cap)").
 PARALLEL_MACS = 2_000_000
 
 # a product of one row (InnerProduct on a vector) reads every weight once: memory, not
 # arithmetic, bounds it, and a second thread doubles the bandwidth from far smaller sizes.
-# Measured with the weights out of cache, as a forward pass finds them: 512x1000 196 -> 101
-# us, 1280x1000 338 -> 183 us; 240x960 and smaller gained nothing. In whole models (2
-# threads, interleaved): MobileNetV3's InnerProducts 1.46 -> 1.23 ms, MobileNetV2's 0.37 -> 0.22.
+# Measured with the weights out of cache, as a forward pass finds them: the larger
+# classifier products took about half the time, smaller ones gained nothing, and whole
+# models got faster (figures: docs/perf-notes.md, "BLAS threads for one-row products").
 PARALLEL_VECTOR_MACS = 500_000
 
 

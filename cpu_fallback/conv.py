@@ -94,7 +94,8 @@ def pad_planes(x: np.ndarray, top: int, bottom: int, left: int, right: int, valu
 
 def place_in_border(x: np.ndarray, top: int, bottom: int, left: int, right: int, value=0.0) -> np.ndarray:
     """x inside a constant border (non-negative widths), in x's dtype. Fills only the
-    border strips and copies x once (np.pad does several passes: measured 3x slower)."""
+    border strips and copies x once (np.pad does several passes and measured several
+    times slower: docs/perf-notes.md, "Constant border written by hand, not np.pad")."""
     h, w = x.shape[-2:]
     out = np.empty(x.shape[:-2] + (h + top + bottom, w + left + right), x.dtype)
     fill = np.asarray(value).astype(x.dtype)
@@ -138,10 +139,10 @@ def im2col_rows(x: np.ndarray, kernel_hw, dilation_hw, out_hw) -> np.ndarray:
     output, where numpy's per-row overhead dominates. Here the kw column shifts of every
     padded row are copied first, as (C, kw, H, ow) planes; in those, the (oh, ow) block
     of kernel tap (i, j) is contiguous (rows i*dh .. i*dh + oh), so the second copy
-    moves whole oh*ow blocks. Same result as im2col. Measured alone, 2 cores:
-    512 x 7x7 3x3 0.168 -> 0.118 ms, 256 x 14x14 0.165 -> 0.113, 128 x 28x28 0.198 ->
-    0.164, 48 x 14x14 5x5 0.089 -> 0.051; slower from 56x56 (64 x 56x56 0.268 ->
-    0.306, 3 x 224x224 0.143 -> 0.184): ConvKernel takes it up to IM2COL_ROWS_MAX_W.
+    moves whole oh*ow blocks. Same result as im2col. Measured alone, it is faster on
+    outputs up to 28x28 and slower from 56x56 (figures: docs/perf-notes.md, "im2col in
+    two copies of longer rows on small planes"): ConvKernel takes it up to
+    IM2COL_ROWS_MAX_W.
     """
     c, h, _ = x.shape
     kh, kw = kernel_hw
@@ -163,9 +164,10 @@ def im2col_phases(x: np.ndarray, kernel_hw, stride_hw, out_hw) -> np.ndarray:
     im2col's copy reads every window row with the stride as its step. Here the input is
     first split once into its sh*sw phases (x[c, ri::sh, rj::sw]); the taps (ri + sh*qi,
     rj + sw*qj) then read phase (ri, rj) at unit step, sh*sw strided copies in all.
-    Measured against im2col: ResNet's 7x7 stride-2 conv1 (3 x 230 x 230) 0.61 -> 0.30 ms,
-    AlexNet's 11x11 stride 4 0.40 -> 0.32 ms; 5x5 stride 2 even (0.113 vs 0.118); 3x3
-    stride 2 slower (64 x 57 x 57: 0.16 -> 0.22 ms), so ConvKernel takes it from 7x7 up.
+    Measured against im2col: faster on large kernels (ResNet's 7x7 stride-2 conv1,
+    AlexNet's 11x11 stride 4), even at 5x5 stride 2, slower at 3x3 stride 2, so ConvKernel
+    takes it from 7x7 up (figures: docs/perf-notes.md, "im2col through the stride's phases
+    for large strided kernels").
     """
     c, h, w = x.shape
     kh, kw = kernel_hw

@@ -31,11 +31,13 @@ from .depthwise import depthwise_conv2d
 from .winograd import prepare_winograd_weight, winograd_conv3x3
 
 # widest output for conv.im2col_rows (two copies of longer rows) over conv.im2col: it
-# won up to 28 columns (0.6-0.83 of the time) and lost from 56 (1.09-1.29)
+# won on outputs up to 28 columns wide and lost from 56 (figures: docs/perf-notes.md,
+# "im2col in two copies of longer rows on small planes")
 IM2COL_ROWS_MAX_W = 32
 
-# bias rows of this many floats at most (_add_bias_rows): from 2**13 on, numpy's add ran
-# 1.5-2x faster than at 2**10-2**12 (no gain past 2**14)
+# bias rows of this many floats at most (_add_bias_rows): numpy's add got faster with
+# longer rows up to about this length and no faster past it (figures: docs/perf-notes.md,
+# "Bias added through rows of several pixels")
 BIAS_ROW_FLOATS = 1 << 14
 
 
@@ -140,8 +142,9 @@ class ConvKernel:
     def _pointwise_padded(self, x: np.ndarray, pads, pad_value: float) -> np.ndarray:
         """A padded 1x1 convolution: border outputs see pad_value alone, one value per
         channel, so the product runs on the unpadded input only and the border is
-        filled (SqueezeNet's conv10, 14x14 padded to 16x16: 23% fewer multiply-adds,
-        1.45 -> 1.31 ms with 2 threads)."""
+        filled: fewer multiply-adds, and faster (SqueezeNet's conv10, 14x14 padded to
+        16x16; figures: docs/perf-notes.md, "Padded 1x1 convolution on the unpadded
+        input")."""
         top, bottom, left, right = pads
         c, h, w = x.shape
         inner = self._im2col_gemm(x, (0, 0, 0, 0), pad_value, h, w, channels_last=False)
@@ -178,11 +181,10 @@ class ConvKernel:
 
         Broadcasting the bias over (n, outc) makes numpy's inner loop one pixel (outc
         floats) long; the bias repeated r times (r | n, r*outc <= BIAS_ROW_FLOATS) makes
-        it long enough for its SIMD loop. Measured alone: 12544 x 96 0.243 -> 0.110 ms,
-        12544 x 16 0.077 -> 0.019, 3136 x 144 0.086 -> 0.045, 196 x 672 0.021 -> 0.013;
-        whole layers (1 thread, interleaved, minima): MobileNetV2 conv2_2/expand 0.827 ->
-        0.726 ms, all its channels-last convolutions 8.04 -> 7.60 ms, MobileNetV3's 5.85
-        -> 5.48, MobileNet's 11.89 -> 11.60, ShuffleNetV2's 1.82 -> 1.76.
+        it long enough for its SIMD loop. That made the bias add alone several times faster
+        on narrow outputs and the channels-last convolutions of the MobileNets and
+        ShuffleNetV2 faster as a whole (figures: docs/perf-notes.md, "Bias added through
+        rows of several pixels").
         """
         n = out.shape[0]
         row = self._bias_rows.get(n)
@@ -204,14 +206,12 @@ def winograd_tile(inc: int, outc: int, oh: int, ow: int) -> int:
     Winograd saves multiply-adds in the per-frequency products (work ~ inc*outc per
     tile) but pays for the tile transforms and gathers (~ inc + outc per tile), so it
     needs many channels. Larger tiles save more but waste more on small planes
-    (partial tiles) and make each of the a*a products thinner. Measured at 2 threads
-    on the benchmark models' layers (time relative to im2col + GEMM):
-      28x28 and larger, >= 32 channels:  F(4,3) 0.45-1.0
-      14x14, >= 144 input channels:      F(2,3) 0.7-0.8 (fewer channels: GEMM wins)
-      7x7:                               GEMM (Winograd 1.0-3x slower)
-    F(6,3) beat F(4,3) by 10-15% on single 224x224 and 112x112 layers but not in
-    whole models (VGG-16: within noise), and it rounds twice as much (2e-5 relative
-    in float32 against 1e-5), so it is not picked.
+    (partial tiles) and make each of the a*a products thinner. On the benchmark models'
+    layers F(4,3) won from 28x28 with at least 32 channels, F(2,3) at 14x14 only with
+    many input channels (fewer: GEMM wins), and at 7x7 Winograd lost (figures:
+    docs/perf-notes.md, "CPU Winograd: which tile, if any"). F(6,3) beat F(4,3) on single
+    large layers but not in whole models, and it rounds twice as much (2e-5 relative in
+    float32 against 1e-5), so it is not picked.
     """
     if min(inc, outc) < 32 or min(oh, ow) < 14:
         return 0

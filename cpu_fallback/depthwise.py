@@ -21,32 +21,28 @@ np.einsum("ijyn,ijn->yn") then iterates output rows outermost and the taps insid
 so an output row (ow*c floats, a few KiB) stays in L1 while all taps accumulate
 into it; with a stride, one einsum per phase, added up.
 
-Measured against the previous kernels (per-tap multiply and add on planar
-blocks, or an einsum over the channel axis alone), one thread, bias and ReLU fused,
-channels-last input: 72 channels 56x56 3x3 0.69 -> 0.42 ms; 64 at 112x112 3x3
-stride 2 0.95 -> 0.55 ms; 120 at 28x28 5x5 0.68 -> 0.38 ms; 58 at 28x28 3x3
-0.26 -> 0.10 ms; 672 at 14x14 5x5 0.71 -> 0.53 ms.
+This beat the previous kernels (per-tap multiply and add on planar blocks, or an
+einsum over the channel axis alone) on every shape measured (figures:
+docs/perf-notes.md, "Depthwise convolution: one einsum over channels-last rows").
 
 The result is returned channels-last too: a (c, oh, ow) transposed view of the
 (oh, ow, c) buffer (numpy code handles any strides; a transposing copy would cost
 as much as a third of the convolution). A planar input is transposed while it is
-padded, which is slow for large planes with a stride (64 channels of 112x112,
-stride 2: 1.5 ms, against 0.55 ms from channels-last and 0.95 ms for the former
-planar kernel); the matrix-product convolutions that feed depthwise ones therefore
-write channels-last (vkncnn/channels_last.py), which covers every depthwise layer of
-the MobileNets and all but three small ones of ShuffleNetV2.
+padded, which is slow for large planes with a stride (slower than the former planar
+kernel: docs/perf-notes.md, "Depthwise convolution: channels-last producers"); the
+matrix-product convolutions that feed depthwise ones therefore write channels-last
+(vkncnn/channels_last.py), which covers every depthwise layer of the MobileNets and
+all but three small ones of ShuffleNetV2.
 
 Planes per phase rather than one per kernel column copy 2 planes instead of 3 (3x3)
-or 5 (5x5) at stride 2, for one more pass over the (4x smaller) output. In whole
-models (2 threads, interleaved, medians): MobileNetV2 conv2_2/dwise (96 channels of
-112x112, 3x3) 1.66 -> 1.39 ms; MobileNetV3's 64 channels of 112x112 3x3 1.11 -> 0.85 ms,
-72 of 56x56 5x5 0.40 -> 0.34 ms; its depthwise layers together 5.32 -> 5.05 ms.
+or 5 (5x5) at stride 2, for one more pass over the (4x smaller) output; the depthwise
+layers measured in MobileNetV2 and MobileNetV3 got faster in whole models (figures:
+docs/perf-notes.md, "Depthwise convolution: planes per column phase").
 
 One thread: splitting the output rows over two (numpy releases the GIL inside einsum)
-measured no faster in whole models (MobileNetV3 15.3 ms threaded from 2M multiply-adds
-up, 14.9 ms never threaded; 2 threads, interleaved with ncnn as `vkncnn bench` runs), and
-copying the tap planes in blocks of rows to keep them in the L2 cache cost more numpy
-calls than it saved (MobileNetV2 11% slower with 512 KiB blocks).
+measured no faster in whole models, and copying the tap planes in blocks of rows to keep
+them in the L2 cache cost more numpy calls than it saved (figures: docs/perf-notes.md,
+"Depthwise convolution: one thread, no row blocks (not adopted)").
 """
 
 from __future__ import annotations

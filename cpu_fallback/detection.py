@@ -42,8 +42,9 @@ def descending_order(scores: np.ndarray) -> np.ndarray:
 def _replay_ncnn_quicksort(scores: np.ndarray) -> np.ndarray:
     """ncnn's recursive quicksort, replayed step by step (an explicit stack replaces recursion:
     the two sub-ranges are disjoint, so the order they are sorted in does not matter).
-    (Sorting tie-free sub-ranges directly instead of partitioning them was measured: 2401
-    scores with one tie, 1.9 -> 1.7 ms; not worth its code.)"""
+    (Sorting tie-free sub-ranges directly instead of partitioning them was measured: it
+    saved little, not worth its code; figures: docs/perf-notes.md, "ncnn's quicksort
+    replayed step by step (shortcut not adopted)".)"""
     s = [float(v) for v in scores]
     order = list(range(len(s)))
     stack = [(0, len(s) - 1)]
@@ -98,8 +99,9 @@ def nms_sorted(boxes: np.ndarray, areas: np.ndarray, threshold: float,
     t = F32(threshold)
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         if n <= NMS_MATRIX_MAX:
-            # every pair at once, then a cheap greedy walk over the rows (measured: 357
-            # candidates of which 297 kept, yolo-fastest with random weights, 4.5 -> 0.8 ms)
+            # every pair at once, then a cheap greedy walk over the rows: several times faster
+            # than a Python step per kept box (figures: docs/perf-notes.md, "NMS: the whole
+            # overlap matrix up to 1024 candidates")
             overlap = _overlaps(boxes[:, None], boxes, areas[:, None], areas, t, scaled_compare)
             return _greedy_walk(overlap, np.zeros(n, bool))
         return _nms_in_blocks(boxes, areas, t, scaled_compare)
@@ -121,9 +123,10 @@ def _nms_in_blocks(boxes, areas, t, scaled_compare: bool) -> np.ndarray:
     overlaps decide which of its survivors are kept (the greedy walk), then those kept
     suppress every later candidate in one product-sized step. The same pairs are tested
     as one row per kept box, with a Python step per block instead of per kept box, and
-    candidates already suppressed are left out of the later steps (yolov4-tiny with
-    random weights, 2401 candidates of which 1497 kept: 35 -> 15 ms; mobilenetv2_yolov3,
-    1696 of which 503 kept: 10 -> 4.6 ms; blocks of 64 to 256 within 5%, 512 1.5x slower)."""
+    candidates already suppressed are left out of the later steps. That more than halved
+    the time on the detection models measured; block sizes around NMS_BLOCK are about
+    equal, much larger ones slower (figures: docs/perf-notes.md, "NMS in blocks beyond
+    1024 candidates")."""
     n = len(boxes)
     suppressed = np.zeros(n, bool)
     kept = []

@@ -30,8 +30,8 @@ def global_pool(x: np.ndarray, pooling_type: int) -> np.ndarray:
         return flat.max(axis=1)
     # the sums as one matrix-vector product: float32 sums as ncnn's, and fast in any layout,
     # where numpy's float64 sum along the strided pixel axis of a channels-last input (a
-    # depthwise result, as in MobileNetV3's squeeze-excitation blocks) took 4-7x longer:
-    # 72x28x28 31 -> 5 us, 672x14x14 40 -> 8 us
+    # depthwise result, as in MobileNetV3's squeeze-excitation blocks) took several times
+    # longer (figures: docs/perf-notes.md, "Global average pooling as a matrix-vector product")
     sums = np.matmul(flat, np.ones(flat.shape[1], np.float32))
     return (sums / np.float32(flat.shape[1])).astype(np.float32, copy=False)
 
@@ -154,8 +154,8 @@ def _separable_pool(xp: np.ndarray, kernel, stride, out_hw, reduce) -> np.ndarra
     of position p is flat element p + t, row tap i (stride 1) is p + i*W; the few
     positions whose window wraps past a row or plane end are computed and never read.
     Long contiguous runs keep numpy in its SIMD loops, where slicing per row leaves
-    inner loops of one row's length (measured, max 3x3: stride 1 on 512 channels of
-    14x14 0.26 -> 0.16 ms; stride 2 on 64 channels of 113x113 0.59 -> 0.42 ms).
+    inner loops of one row's length, which measured slower with and without a stride
+    (figures: docs/perf-notes.md, "Pooling: rows then columns over the flattened tensor").
     """
     kh, kw = kernel
     sh, sw = stride
@@ -166,7 +166,8 @@ def _separable_pool(xp: np.ndarray, kernel, stride, out_hw, reduce) -> np.ndarra
     else:
         rows = _strided_reduce(xp, kh, sh, out_h, 1, reduce)
     # columns by flat shifts even with a column stride: strided loops over only the
-    # outputs measured 1.5x slower than contiguous ones over every start position
+    # outputs measured slower than contiguous ones over every start position (figures:
+    # docs/perf-notes.md, "Pooling: rows then columns over the flattened tensor")
     cols = _shifted_reduce(rows.reshape(-1), kw, 1, reduce).reshape(rows.shape)
     return np.ascontiguousarray(cols[:, :out_h, :sw * (out_w - 1) + 1:sw])
 

@@ -21,20 +21,16 @@ Per forward, for each band of tile rows:
   block, applying the activation: _store_blocks).
 The transforms one axis at a time take 2*a**3 multiply-adds a tile and channel
 instead of the a**4 of one product by the Kronecker matrix (F(4,3): 432 against
-1296); with two threads, quiet machine, per layer (transforms only, ms):
-64 channels at 224x224 in 5.5 -> 4.7, out 2.8 -> 2.3; 128 at 112x112 in 2.9 -> 2.4,
-out 1.4 -> 1.2; 512 at 28x28 within noise. The second pass of each is a batched
-product (a calls) and pays more thread hand-offs: on a loaded machine (another
-process on a core) it measured up to 1.3x slower per layer than the Kronecker form.
-Both changes together, whole models, same process, interleaved call by call (2 threads,
-two runs): VGG-16 164 -> 154 and 236 -> 209 ms, ResNet-18 45.0 -> 44.8 and 44.0 -> 43.1,
-GoogLeNet 31.6 -> 31.2 and 43.0 -> 42.2, ResNet-50 60.9 -> 59.4 and 93.6 -> 92.1.
+1296); on a quiet machine that made the transforms of large layers faster. The
+second pass of each is a batched product (a calls) and pays more thread hand-offs, so
+on a loaded machine (another process on a core) it measured slower per layer than the
+Kronecker form; with the store of _store_blocks, whole models still got faster (figures:
+docs/perf-notes.md, "CPU Winograd: transforms one axis at a time").
 The bias is added to M at the frequency of the point 1, whose column of A^T is all
 ones: it reaches every output of the tile at 1/(m*m) of the cost of adding it to Y.
-With the activation applied in the scatter, neither costs a pass over Y (measured on
-the scatter stage with 2 threads: 64 channels at 224x224, 1.04 -> 0.86 ms a band;
-256 at 14x14, 2.66 -> 2.39 ms; whole models, same process, interleaved: VGG-16
-175.6 -> 169.1 ms, ResNet-18 45.9 -> 43.0, GoogLeNet 32.3 -> 31.7).
+With the activation applied in the scatter, neither costs a pass over Y, which made
+the scatter stage and whole models faster (figures: docs/perf-notes.md, "CPU Winograd:
+bias at the all-ones frequency, activation in the scatter").
 Bands keep these arrays in cache; BLAS threads the products (the copies stay on one
 thread: see winograd_conv3x3 for why no thread takes whole bands). The transform
 matrices come from the Toom-Cook
@@ -60,8 +56,9 @@ POINTS = {2: (0, 1, -1), 4: (0, 1, -1, 2, -2), 6: (0, 1, -1, 2, -2, 0.5, -0.5)}
 # column there is 1^k = 1 for every output k
 ONES_FREQUENCY = {m: POINTS[m].index(1) * (m + 3) for m in POINTS}
 
-# floats of transformed input held per band (a*a*inc*tiles): ~4 MiB, in L2/L3
-# (measured with 2 BLAS threads: 2**18 to 2**21 within 2% on ResNet-18 and GoogLeNet)
+# floats of transformed input held per band (a*a*inc*tiles): ~4 MiB, in L2/L3 (the
+# time barely moved over a wide range of sizes: docs/perf-notes.md, "CPU Winograd: band
+# size")
 BAND_FLOATS = 1 << 20
 
 # tile rows at least this long are stored one (i, j) output position at a time
@@ -142,10 +139,9 @@ def winograd_conv3x3(x: np.ndarray, u: np.ndarray, m: int, pads: tuple[int, int,
 
     # The products are threaded by BLAS; the copies and transforms between them stay on
     # one thread. Threads taking whole bands instead (BLAS single-threaded in each) won
-    # for few channels (64x64 at 224x224: 1.6x) with BLAS threads used only from 30M
-    # multiply-adds; from 2M (blas.py) whole models are faster without them (2 threads,
-    # interleaved with ncnn: ResNet-18 33.1 -> 29.3 ms, GoogLeNet 32.8 -> 30.6, VGG-16
-    # 163 -> 152).
+    # for few channels with BLAS threads used only from 30M multiply-adds; from 2M
+    # (blas.py) whole models are faster without them (figures: docs/perf-notes.md, "CPU
+    # Winograd: products threaded by BLAS, no band threads").
     band = max(1, min(th, BAND_FLOATS // (a * a * max(inc, outc) * tw)))
     with BlasThreads(a * a * inc * outc * band * tw, threads):
         _compute_bands(xp, u, m, band, tw, th, full, bias, store)
@@ -199,10 +195,10 @@ def _store_blocks(y: np.ndarray, dest: np.ndarray, store) -> None:
 
     One strided copy would have numpy walk the destination in memory order, j innermost,
     reading y a whole (i, j) plane apart per element; one call per (i, j) keeps the inner loop on a
-    contiguous row of tw tiles instead. Measured on the store with 2 threads (one band,
-    ReLU): 128 channels at 112x112 3.8 -> 2.4 ms a layer, 256 at 56x56 2.0 -> 1.4, 64 at
-    224x224 4.1 -> 3.5; rows shorter than STORE_ROWS_MIN_TW tiles lose to the call
-    overhead (512 at 28x28, tw = 7: 0.53 -> 0.67), so those keep the single copy.
+    contiguous row of tw tiles instead, which made the store of large layers faster; rows
+    shorter than STORE_ROWS_MIN_TW tiles lose to the call overhead, so those keep the
+    single copy (figures: docs/perf-notes.md, "CPU Winograd: the store one block position
+    at a time").
     """
     m, tw = y.shape[0], y.shape[-1]
     if tw < STORE_ROWS_MIN_TW:

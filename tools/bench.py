@@ -149,21 +149,21 @@ def _per_input(x, inputs: list) -> list:
 def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dict:
     """Milliseconds per inference for each runner: `block` loops of one, then of the next...
 
-    Interleaving keeps both runtimes under the same machine state (speeds move 2x between
-    runs on the shared machines here). How finely depends on the device:
+    Interleaving keeps both runtimes under the same machine state (speeds move a lot
+    between runs on shared machines). How finely depends on the device:
     - CPU: in blocks, each after `settle_s` of quiet. A runtime's idle worker threads keep
-      spinning for a while after it returns (OpenMP's, and numpy's OpenBLAS for ~0.1 s or
-      more), stealing cores from whoever runs next. Measured on 2 cores: ncnn's mobilenet
-      took 13.9 ms after 50 ms of quiet, 6.6 ms after 250 ms, 6.4 ms after 600 ms.
-    - GPU: in blocks of 10, no pause. An idle GPU drops its clock within milliseconds (the
-      H200 idles at 345 MHz, boosts to 1980): with 50 ms pauses resnet18 took us 2.64 ms and
-      ncnn 3.82 ms, back to back 1.05 and 2.03 ms. Keeping the GPU busy measures both at
-      full clock. Not loop by loop: the GPU switching between the two runtimes' devices
-      (contexts) costs the first inference after a switch ~0.2 ms, whoever runs it (H200,
-      resnet50: ours 1.235 ms alone, 1.437 right after one of ncnn's; ncnn's 2.575 and
-      2.789), a cost neither runtime has when it runs alone. In blocks of 10 only the first
-      of each block pays it, and the medians are each runtime's own speed. `--block 1`
-      gives the loop-by-loop figures.
+      spinning for a while after it returns (OpenMP's, and numpy's OpenBLAS), stealing
+      cores from whoever runs next; after a short pause ncnn's own times on 2 cores were
+      far above the settled ones.
+    - GPU: in blocks of 10, no pause. An idle GPU drops its clock within milliseconds, so
+      with pauses both runtimes measured far slower than back to back. Keeping the GPU
+      busy measures both at full clock. Not loop by loop: the GPU switching between the
+      two runtimes' devices (contexts) costs the first inference after a switch some time,
+      whoever runs it, a cost neither runtime has when it runs alone. In blocks of 10 only
+      the first of each block pays it, and the medians are each runtime's own speed.
+      `--block 1` gives the loop-by-loop figures.
+    Figures for each: docs/perf-notes.md, "Benchmark method: interleaving, quiet time, GPU
+    blocks".
     """
     times: dict[str, list[float]] = {r.name: [] for r in runners}
     done = 0

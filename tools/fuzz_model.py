@@ -356,9 +356,10 @@ def mutate_shape(shape: tuple, rng: random.Random, big: int) -> tuple:
     elif r < 0.8:
         i = rng.randrange(len(shape))
         rest = max(1, math.prod(s for j, s in enumerate(shape) if j != i and s > 0))
-        # at most 2^14 along one axis: a recurrent layer steps through it in Python
-        # (15 us a step) and NMS compares candidates pairwise, both well past the time
-        # limit at 2^20 although their memory stays small
+        # at most 2^14 along one axis: a recurrent layer steps through it in Python, one
+        # step at a time, and NMS compares candidates pairwise, both well past the time
+        # limit at 2^20 although their memory stays small (figures: docs/perf-notes.md,
+        # "Fuzz shapes: at most 2^14 along one axis")
         shape[i] = max(1, min(rng.choice((257, 1000, 4097, 16384)), big // rest))
     else:
         rng.shuffle(shape)

@@ -2,17 +2,18 @@
 
 numpy's bundled OpenBLAS sizes its thread pool from the host's CPU count, not from
 the CPUs this process may run on: in a 2-CPU container on a large host it starts
-dozens of spinning threads and a 16x64 @ 64x3025 product takes 15 ms instead of
-0.06 ms. Setting OPENBLAS_NUM_THREADS works only before numpy is imported, which
-the user controls, so we call OpenBLAS's own setter through ctypes instead.
+dozens of spinning threads and even a small product runs many times slower than with
+the right count (figures: docs/perf-notes.md, "BLAS thread pool size"). Setting
+OPENBLAS_NUM_THREADS works only before numpy is imported, which the user controls, so
+we call OpenBLAS's own setter through ctypes instead.
 
 A threaded BLAS call waits for its slowest thread. When another process keeps a core
 busy, that thread waits for a scheduler time slice, and every threaded call stalls:
-measured on 2 cores with another process busy on one, SqueezeNet took 52.5 ms with
-products threaded from 2M multiply-adds against 22.6 ms from 30M (and 9.7 against
-11.5 ms on the idle machine). So each forward pass first looks at how many tasks
-elsewhere are runnable (update_load_cap) and uses no more threads than the CPUs they
-leave free.
+with one of two cores busy, threading the smaller products made a whole model far
+slower, where on the idle machine it made it faster (figures: docs/perf-notes.md,
+"BLAS threads under load (the load cap)"). So each forward pass first looks at how many
+tasks elsewhere are runnable (update_load_cap) and uses no more threads than the CPUs
+they leave free.
 """
 
 from __future__ import annotations

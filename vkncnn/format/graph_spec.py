@@ -13,10 +13,11 @@ MAGIC = 7767517
 # these caps are vkncnn's own. The largest models here are pnnx LLM decoders of 757 to
 # 1,129 layers (qwen3 0.6B: 28 blocks, 1,017 layers, 1,405 blobs); an 80-block decoder of
 # that shape has ~3,000, so 65,536 leaves a 20x margin over the largest. A net costs
-# ~2 KB of Python objects per layer: a 1,000,001-layer file took 30 s and 1.9 GB to load,
-# a chain at the cap loads in ~3 s with a ~110 MB peak, and a header past the cap is
-# refused after reading one chunk. Blobs: 1.0-1.45 per layer in every shipped model (Split and
-# Slice fan out); 4x the layer cap leaves room for any such fan-out.
+# Python objects for every layer, so without a cap a hostile file of a million layers took
+# a long time and much memory to load, while a chain at the cap still loads in seconds; a
+# header past the cap is refused after reading one chunk (figures: docs/perf-notes.md,
+# "Header caps of a .param file"). Blobs: 1.0-1.45 per layer in every shipped model (Split
+# and Slice fan out); 4x the layer cap leaves room for any such fan-out.
 MAX_LAYER_COUNT = 1 << 16
 MAX_BLOB_COUNT = 1 << 18
 

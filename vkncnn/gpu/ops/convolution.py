@@ -210,11 +210,10 @@ def use_direct_kernel(vkdev, m: int, n: int, k: int) -> bool:
     """convolution_direct.comp for this product (pack4 in and out, whole items per group)?
 
     On GPUs, for products below DIRECT_MAX_MACS multiply-adds: there the tiled kernels are
-    bound by the latency of their K loop, not by arithmetic. Measured on the H200 (whole
-    models, alone, fp16; tiled kernels only -> direct below 2^26): squeezenet 0.62 -> 0.43 ms,
-    mobilenet_v2 0.74 -> 0.48, shufflenet_v2 1.07 -> 0.74, googlenet 1.48 -> 1.00, resnet50
-    1.36 -> 1.30. A threshold of 2^24 or 2^25 was slower on resnet50 and googlenet; 2^27 took
-    resnet18's 115 M multiply-add 3x3 layers off the tensor cores and lost (0.72 -> 1.29 ms)."""
+    bound by the latency of their K loop, not by arithmetic. The direct kernel made every
+    model measured faster, the small nets most; a lower threshold was slower on resnet50
+    and googlenet, and a higher one took resnet18's large 3x3 layers off the tensor cores
+    and lost (figures: docs/perf-notes.md, "Direct convolution kernel: the threshold")."""
     return parallel_target(vkdev) > 1 and m * n * k < DIRECT_MAX_MACS
 
 
@@ -241,12 +240,10 @@ def direct_tile(items: int, n: int, steps: int, parallel: int) -> tuple[int, int
     latency (parallel * DIRECT_INVOCATIONS_PER_UNIT of them): 4 pixels per invocation where
     that still leaves enough, else 2 (1 on tiny images), then the K loop split over up to
     DIRECT_MAX_K_SPLIT invocations of a workgroup while each keeps at least 4 steps.
-    Measured on the H200 (whole models, fp16, same process, blocks interleaved), against the
-    earlier 128 invocations per unit and splits of up to 16: resnet50 1.127 -> 1.084 ms,
-    googlenet 0.944 -> 0.886, squeezenet 0.438 -> 0.418, mobilenet_v2 0.446 -> 0.433,
-    mobilenet_v3 0.643 -> 0.633, resnet18 0.596 -> 0.587, shufflenet_v2 equal. (A 256 target
-    with splits down to 2 steps was better on shufflenet_v2 and mobilenet_v3 but 4% worse on
-    squeezenet.)"""
+    These values were faster than the earlier, smaller target and splits on every model
+    measured but one (equal there); a smaller target with finer K splits helped two models and
+    slowed squeezenet, so it was not taken (figures: docs/perf-notes.md, "Direct convolution
+    kernel: launch shape")."""
     target = parallel * DIRECT_INVOCATIONS_PER_UNIT
     if -(-n // 4) * items >= target:
         px = 4
@@ -264,11 +261,11 @@ def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
     """convolution_coopmat.comp for this fp16 product (m x k weights, k x n columns)?
 
     Where the device multiplies 16x16x16 fp16 tiles natively with 32-wide subgroups
-    (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds. Measured on the
-    H200: the tensor cores pay off on large products (VGG's 3x3 layers: vgg16 2.84 ->
-    2.25 ms); on small ones they gained nothing (mobilenet_v2, whose 1x1 products are
-    7-11 M multiply-adds: 1.13 ms with them on tensor cores, 1.12 ms with this threshold),
-    so those keep the scalar kernel. VKNCNN_COOPMAT=0 turns them off (to compare)."""
+    (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds. The tensor cores
+    pay off on large products (VGG's 3x3 layers); on small ones (mobilenet_v2's 1x1
+    products) they gained nothing, so those keep the scalar kernel (figures:
+    docs/perf-notes.md, "Tensor-core convolution: the threshold"). VKNCNN_COOPMAT=0 turns
+    them off (to compare)."""
     return m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev)
 
 
@@ -276,14 +273,14 @@ def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
     """How many slices of K to sum separately (split-K) when the tiles alone cannot keep
     `parallel` workgroups busy: deep layers on small images (512 channels at 7x7 make 8
     tiles). Each slice keeps at least `min_slice` of K (4 chunks of 16 for the scalar
-    kernel; 4 chunks of 32 for the tensor-core one: measured on the H200, slices of 128
-    instead of 256 took resnet50 from 2.04 to 1.71 ms, googlenet from 2.18 to 1.80 ms);
+    kernel; 4 chunks of 32 for the tensor-core one, whose slices of 128 instead of 256
+    made resnet50 and googlenet faster: docs/perf-notes.md, "Split-K: slice size");
     at most 16 slices. The slices meet in convolution_reduce.comp, a second dispatch.
-    Measured and not adopted (H200, fp16, whole models, same process): adding the slices
-    in place with fp32 atomics, the last workgroup of each tile applying the epilogue and
-    re-zeroing the sums for the next replay, was slower: resnet50 1.096 -> 1.217 ms,
-    resnet18 0.583 -> 0.722, googlenet 0.891 -> 0.905, vgg16 1.221 -> 1.238 (every slice
-    adds into the same addresses, and the last workgroup's pass is serial)."""
+    Measured and not adopted: adding the slices in place with fp32 atomics, the last
+    workgroup of each tile applying the epilogue and re-zeroing the sums for the next
+    replay, was slower on every model tried, because every slice adds into the same
+    addresses and the last workgroup's pass is serial (figures: docs/perf-notes.md,
+    "Split-K: summing slices in place with atomics (not adopted)")."""
     if parallel <= 1 or tiles >= parallel // 2 or k < 2 * min_slice:
         return 1
     return max(1, min(16, -(-parallel // tiles), k // min_slice))
@@ -293,8 +290,9 @@ def conv_tile(m: int, n: int, parallel: int = 1) -> tuple[int, int, int]:
     """(lx, ly, TM) for convolution.comp: tiles of TM*ly output channels x 4*lx pixels.
 
     On a CPU device (parallel 1) with enough output channels each invocation keeps 8 of them
-    (TM=8): every value it reads from shared memory then feeds twice the multiply-adds
-    (measured: a third faster on lavapipe). On a GPU TM=8 was slower (H200): TM=4 there."""
+    (TM=8): every value it reads from shared memory then feeds twice the multiply-adds,
+    which was faster on lavapipe. On a GPU TM=8 was slower: TM=4 there (docs/perf-notes.md,
+    "Output channels per invocation (TM) of convolution.comp")."""
     if parallel <= 1 and m >= 32:
         ly = min(8, pow2_ceil(-(-m // 8)))
         return max(4, min(pow2_ceil(-(-n // 4)), 32, 256 // ly)), ly, 8

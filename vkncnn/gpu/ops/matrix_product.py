@@ -38,8 +38,9 @@ def gemm_tile(m: int, n: int) -> tuple[int, int]:
     the tile is 4*ly rows x 4*lx columns, the largest the product fills, within the shaders'
     shared arrays (4*ly <= 64, 4*lx <= 128) and 256 invocations.
 
-    Large workgroups win: measured on an H200, shrinking tiles to get more workgroups made
-    convolutions 2-3x slower; split-K (convolution.py) is what fills a big GPU instead."""
+    Large workgroups win: shrinking tiles to get more workgroups made convolutions several
+    times slower (figures: docs/perf-notes.md, "Tile size of the tiled kernels"); split-K
+    (convolution.py) is what fills a big GPU instead."""
     ly = min(16, pow2_ceil(-(-m // 4)))
     lx = max(4, min(pow2_ceil(-(-n // 4)), 32, 256 // ly))
     return lx, ly

@@ -72,9 +72,9 @@ def out_elempack(rows: int, opt) -> int:
 def parallel_target(vkdev) -> int:
     """Workgroups a convolution should be cut into to keep the device busy (split-K below
     half of it). A GPU has dozens to hundreds of compute units, each wanting several
-    workgroups in flight to hide memory latency (measured on an H200: 1-2 per unit left
-    large 3x3 convolutions at a third of the speed of 4+); a CPU implementation (lavapipe)
-    runs them on a handful of threads."""
+    workgroups in flight to hide memory latency (with only one or two per unit, large 3x3
+    convolutions ran far slower: figures in docs/perf-notes.md, "Workgroups per compute
+    unit"); a CPU implementation (lavapipe) runs them on a handful of threads."""
     return 1 if vkdev.info.type() == 3 else 1024
 
 

@@ -73,11 +73,10 @@ def winograd_weights(weight: np.ndarray, outc: int, inc: int, f: int = 2) -> np.
 def choose_tile(opt, outh: int, outw: int) -> int:
     """F (2 or 4) for an output of outh x outw, or 0 for no Winograd (the Option turns
     both off): the one whose products need fewer workgroup columns (frequencies times
-    runs of PRODUCT_TILE tiles), F(2, 3) on a tie (its rounding is smaller). vgg16 on the
-    H200: 28x28 -> 16 x 4 against 36 x 1; 14x14 -> 16 x 1 against 36 x 1. Measured there
-    (same process, fp16 / fp32 storage): this choice 1.162 / 1.320 ms, F(4, 3) everywhere
-    1.224 / 1.522, no Winograd at 14x14 (conv5) 1.212 / 1.414, F(2, 3) everywhere 1.226 /
-    1.494."""
+    runs of PRODUCT_TILE tiles), F(2, 3) on a tie (its rounding is smaller). On vgg16 this
+    per-layer choice beat F(4, 3) everywhere, F(2, 3) everywhere and no Winograd on the
+    14x14 layers, with fp16 and fp32 storage alike (figures: docs/perf-notes.md, "GPU
+    Winograd: F(2, 3) or F(4, 3)")."""
     allowed = [f for f, flag in ((2, "use_winograd23_convolution"), (4, "use_winograd43_convolution"))
                if getattr(opt, flag, True)]
     if not getattr(opt, "use_winograd_convolution", True) or not allowed:
@@ -143,9 +142,9 @@ def use_winograd(vkdev, m: int, n: int, k: int) -> bool:
 def channels_last_products(vkdev, fp16: bool, inc: int, outc: int) -> bool:
     """Whether the layer takes the channels-last layout, whose products run in
     winograd_products.comp: where that runs on the tensor cores (tensor_core_products).
-    Measured on the H200 (fp16, same process, both with the one-variable-per-fragment
-    convolution_coopmat.comp): vgg16 0.938 -> 0.890 ms against the grouped convolution;
-    resnet18, resnet50, googlenet equal within 1%."""
+    Against the grouped convolution it made vgg16 faster and left the other large models
+    unchanged (figures: docs/perf-notes.md, "GPU Winograd: channels-last products on
+    tensor cores")."""
     return tensor_core_products(vkdev, fp16, inc, outc)
 
 
@@ -207,8 +206,9 @@ class _GroupedConvSteps:
         planes = frequencies(self.f)
         identity = ConvGeometry(1, 1, 1, 1, 1, 1, 0, 0)
         # judged as one batch: the kernel thresholds are per group, and 16 or 36 groups of a
-        # direct-kernel size are a tensor-core size (H200, vgg16: 1.35 ms instead of 1.71 on
-        # the direct kernel)
+        # direct-kernel size are a tensor-core size, where the batch runs faster than on the
+        # direct kernel (figures: docs/perf-notes.md, "GPU Winograd: the grouped product
+        # judged as one batch")
         product = winograd_product(self.layer, self.cmd.vkdev, self.f)
         products = self.record_conv(product, self.cmd, self.opt, self.v,
                                     Plane(planes * self.inc, self.tiles_h, self.tiles_w, self.v_cstep, 4),

@@ -249,8 +249,9 @@ class VkCompute:
     def _upload_cast_on_device(self, slot, opt, elempack: int, allocator) -> VkMat:
         """Per-inference fp32 input to fp16 storage: upload fp32, cast in a shader.
 
-        numpy's float32->float16 cast is slow (0.4 ms for a 3x227x227 image here); the
-        GPU does it in microseconds. Constant data (weights) is still cast once on the host.
+        numpy's float32->float16 cast is slow for an input image; the GPU does it in a small
+        fraction of the time (figures: docs/perf-notes.md, "fp16 inputs cast on the GPU").
+        Constant data (weights) is still cast once on the host.
         """
         staged = SimpleNamespace(use_fp16_storage=False, blob_vkallocator=allocator,
                                  staging_vkallocator=getattr(opt, "staging_vkallocator", None))
@@ -307,8 +308,9 @@ class VkCompute:
     def _cast_for_download(self, src: VkMat, opt) -> VkMat:
         """fp16 `src` as a new fp32, unpacked VkMat (shaders/download_cast.comp), for blobs
         of at least DOWNLOAD_CAST_MIN values: numpy's float16 -> float32 cast of a packed
-        blob costs ~2-4 ns a value, the GPU's a dispatch (measured here: 255 x 52 x 52 in
-        pack4, 1.1-2.3 ms on the host against 0.16 ms for the fp32 copy left to it)."""
+        blob costs time in proportion to its values, the GPU's about one dispatch whatever
+        the size, so on large blobs (a detection head) the GPU wins by far (figures:
+        docs/perf-notes.md, "fp16 downloads cast on the GPU")."""
         items, inner = axis_and_inner(src)
         n = items * src.elempack
         fields = {1: (n, 1, 1, 1), 2: (src.w, n, 1, 1), 3: (src.w, src.h, 1, n), 4: (src.w, src.h, src.d, n)}

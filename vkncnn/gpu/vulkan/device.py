@@ -235,10 +235,10 @@ class VulkanDevice(RefCounted):
     def _spin_until_signaled(self, fence) -> None:
         """Poll the fence for up to SPIN_WAIT_S before blocking in vkWaitForFences.
 
-        A blocking wait sleeps in the driver and wakes late: on the H200, polling made a
-        whole squeezenet inference 0.1 ms faster (0.85 -> 0.74 ms) and resnet18 0.16 ms.
-        Only on real GPUs: on a CPU device (lavapipe) the spinning thread would steal a
-        core from the driver's own workers.
+        A blocking wait sleeps in the driver and wakes late: polling made whole inferences
+        of small models noticeably faster (figures: docs/perf-notes.md, "Fence waits poll
+        first"). Only on real GPUs: on a CPU device (lavapipe) the spinning thread would
+        steal a core from the driver's own workers.
         """
         status, deadline = vk.lib.vkGetFenceStatus, time.perf_counter() + self.SPIN_WAIT_S
         while status(self.handle, fence) == vk.VK_NOT_READY and time.perf_counter() < deadline:

@@ -1,10 +1,11 @@
 """A VkPipelineCache kept on disk: the driver compiles each pipeline once per machine.
 
 Shipping SPIR-V removes the GLSL compile, but the driver still turns SPIR-V into machine
-code at vkCreateComputePipelines. On the H200 with a cold driver cache that made resnet18's
-first inference take 1.6 s (warm: 28 ms). The driver's own cache is not guaranteed (and
-is off in many containers), so vkncnn hands the driver a VkPipelineCache seeded from a file
-and writes it back after new pipelines were made.
+code at vkCreateComputePipelines. With a cold driver cache that made a model's first
+inference take far longer than a warm one (figures: docs/perf-notes.md, "Pipeline cache
+on disk"). The driver's own cache is not guaranteed (and is off in many containers), so
+vkncnn hands the driver a VkPipelineCache seeded from a file and writes it back after
+new pipelines were made.
 
 File: <spirv cache folder>/pipelines-<vendor>-<device>-<pipelineCacheUUID>.vkpc, holding our
 magic, the sha256 of the payload, then the payload exactly as vkGetPipelineCacheData gave
