@@ -308,13 +308,26 @@ def deconv_cut(out: np.ndarray, pads: tuple[int, int, int, int], output_hw: tupl
 
     pads: (left, right, top, bottom); output_hw: (output_h, output_w), 0 = unset.
     """
+    box = cut_box(out.shape[-2], out.shape[-1], pads, output_hw)
+    if box is None:
+        return None
+    top, left, h, w = box
+    return out[..., top:top + h, left:left + w]
+
+
+def cut_box(full_h: int, full_w: int, pads: tuple[int, int, int, int], output_hw: tuple[int, int]):
+    """(top, left, h, w) of the part of a full_h x full_w deconvolution output that ncnn keeps,
+    or None where it keeps nothing. Arithmetic on sizes: the GPU path, which never makes the
+    full output (a hostile stride makes it terabytes), cuts by it too.
+
+    pads: (left, right, top, bottom); output_hw: (output_h, output_w), 0 = unset.
+    """
     left, right, top, bottom = pads
     if left > 0 or right > 0 or top > 0 or bottom > 0:
         if min(pads) < 0:
             return None
     elif output_hw[0] > 0 and output_hw[1] > 0:
-        hcut = out.shape[-2] - output_hw[0]
-        wcut = out.shape[-1] - output_hw[1]
+        hcut, wcut = full_h - output_hw[0], full_w - output_hw[1]
         if SAME_UPPER in pads:
             top, bottom, left, right = hcut // 2, hcut - hcut // 2, wcut // 2, wcut - wcut // 2
         elif SAME_LOWER in pads:
@@ -324,11 +337,10 @@ def deconv_cut(out: np.ndarray, pads: tuple[int, int, int, int], output_hw: tupl
         if hcut < 0 or wcut < 0:
             return None
     else:
-        return out
-    h, w = out.shape[-2:]
-    if top + bottom >= h or left + right >= w:
+        return 0, 0, full_h, full_w
+    if top + bottom >= full_h or left + right >= full_w:
         return None
-    return out[..., top:h - bottom, left:w - right]
+    return top, left, full_h - top - bottom, full_w - left - right
 
 
 # -- int8 (ncnn's quantized inference) ---------------------------------------------------------

@@ -104,7 +104,8 @@ def nms_sorted(boxes: np.ndarray, areas: np.ndarray, threshold: float,
             # overlap matrix up to 1024 candidates")
             overlap = _overlaps(boxes[:, None], boxes, areas[:, None], areas, t, scaled_compare)
             return _greedy_walk(overlap, np.zeros(n, bool))
-        return _nms_in_blocks(boxes, areas, t, scaled_compare)
+        kept = _nms_sparse(boxes, areas, t, scaled_compare)
+        return kept if kept is not None else _nms_in_blocks(boxes, areas, t, scaled_compare)
 
 
 def _greedy_walk(overlap: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
@@ -116,6 +117,78 @@ def _greedy_walk(overlap: np.ndarray, suppressed: np.ndarray) -> np.ndarray:
             kept.append(i)
             suppressed[i + 1:] |= overlap[i, i + 1:]
     return np.asarray(kept, dtype=np.intp)
+
+
+def _nms_sparse(boxes, areas, t, scaled_compare: bool) -> np.ndarray | None:
+    """nms_sorted by testing only the pairs of boxes that meet: where boxes are spread out
+    (most of them kept), the pairs tested fall from n^2 / 2 to a few per box.
+
+    Boxes apart (not even touching) have intersection exactly 0, and with every area
+    positive (infinity included) and t >= 0 both of ncnn's tests say "keep" for them, so
+    leaving them out changes nothing; the pairs that meet or touch are tested with the same
+    float32 operations as before (touching boxes with an infinite side give 0 * inf = NaN,
+    which the ratio test counts as overlap). Returns None when that reasoning does not hold
+    (a NaN, an inverted box, a non-positive area, t < 0) or when too many pairs meet, in
+    number or as a share of all pairs: then the blocked walk, which is fast exactly when most
+    boxes are suppressed, does the work."""
+    x1, y1, x2, y2 = boxes.T
+    if not (t >= 0 and not np.isnan(boxes).any() and (areas > 0).all()
+            and (x2 >= x1).all() and (y2 >= y1).all()):
+        return None
+    n = len(boxes)
+    # sweep along the axis the boxes spread over more: in start order, box i can only meet
+    # the boxes after it that start before it ends (or where it ends)
+    along_x, along_y = _sweep(x1, x2), _sweep(y1, y2)
+    if along_x[1].sum() <= along_y[1].sum():
+        (order, reach), across = along_x, (y1, y2)
+    else:
+        (order, reach), across = along_y, (x1, x2)
+    pairs = int(reach.sum())
+    if pairs > NMS_SPARSE_PAIRS_MAX or pairs * NMS_SPARSE_GAIN_MIN > n * (n - 1) // 2:
+        return None
+    first_of_row = np.cumsum(reach) - reach
+    earlier, later = [], []
+    for lo, hi in _row_chunks(reach, NMS_PAIRS_MAX):
+        count = reach[lo:hi]
+        rows = np.repeat(np.arange(lo, hi, dtype=np.int32), count)
+        cols = rows + 1 + (np.arange(count.sum(), dtype=np.int32)
+                           - np.repeat(first_of_row[lo:hi] - first_of_row[lo], count).astype(np.int32))
+        a, b = order[rows], order[cols]
+        p, q = np.minimum(a, b), np.maximum(a, b)  # p comes first in score order
+        meet = np.minimum(across[1][p], across[1][q]) >= np.maximum(across[0][p], across[0][q])
+        p, q = p[meet], q[meet]
+        hit = _overlaps(boxes[p], boxes[q], areas[p], areas[q], t, scaled_compare)
+        earlier.append(p[hit])
+        later.append(q[hit])
+    earlier, later = np.concatenate(earlier), np.concatenate(later)
+    order = np.argsort(earlier, kind="stable")
+    earlier, later = earlier[order], later[order]
+    # the greedy walk, visiting only the boxes that suppress something if kept
+    suppressed = np.zeros(n, bool)
+    owners, first = np.unique(earlier, return_index=True)
+    bounds = np.append(first, len(earlier))
+    for k, p in enumerate(owners.tolist()):
+        if not suppressed[p]:
+            suppressed[later[bounds[k]:bounds[k + 1]]] = True
+    return np.flatnonzero(~suppressed)
+
+
+def _sweep(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Boxes in order of `start`, and how many of the boxes after each one start no later than it ends."""
+    order = np.argsort(start, kind="stable").astype(np.int32)
+    reach = np.searchsorted(start[order], end[order], side="right") - np.arange(1, len(order) + 1)
+    return order, np.maximum(reach, 0)
+
+
+def _row_chunks(counts: np.ndarray, per_chunk: int):
+    """(lo, hi) row ranges whose counts add up to about per_chunk (at least one row each)."""
+    ends = np.cumsum(counts)
+    lo = 0
+    while lo < len(counts):
+        before = ends[lo - 1] if lo else 0
+        hi = max(lo + 1, int(np.searchsorted(ends, before + per_chunk, side="right")))
+        yield lo, min(hi, len(counts))
+        lo = hi
 
 
 def _nms_in_blocks(boxes, areas, t, scaled_compare: bool) -> np.ndarray:
@@ -153,6 +226,12 @@ def _nms_in_blocks(boxes, areas, t, scaled_compare: bool) -> np.ndarray:
 NMS_MATRIX_MAX = 1024
 NMS_BLOCK = 128
 NMS_PAIRS_MAX = 1 << 20  # kept x later pairs tested in one step (a few float32 temporaries of 4 MB)
+# pairs close enough along one axis to be tested by the sparse walk; beyond, the boxes crowd
+# together, most are suppressed and the blocked walk is the faster one. The sparse walk costs
+# several times more per pair, so it must leave out most of the n^2 / 2 pairs to win (figures:
+# docs/perf-notes.md, "NMS over the pairs that meet")
+NMS_SPARSE_PAIRS_MAX = 1 << 23
+NMS_SPARSE_GAIN_MIN = 16
 
 
 def _overlaps(box, others, area, other_areas, t, scaled_compare: bool) -> np.ndarray:

@@ -14,7 +14,6 @@ from vkncnn import memory_budget
 from vkncnn.cpu_fallback import conv
 from vkncnn.gpu.vulkan import instance
 from vkncnn.gpu.vulkan.vkmat import VkMat
-from vkncnn.layers.deconvolution import cut_box
 
 GiB = 1 << 30
 needs_gpu = [pytest.mark.gpu, pytest.mark.skipif(instance.get_gpu_count() == 0,
@@ -219,7 +218,7 @@ def test_deconvolution_cut_box_matches_the_numpy_cut(pads, output_hw):
     for full_h, full_w in ((5, 6), (7, 7), (8, 5)):
         grid = np.arange(full_h * full_w).reshape(1, full_h, full_w)
         cut = conv.deconv_cut(grid, pads, output_hw)
-        box = cut_box(full_h, full_w, pads, output_hw)
+        box = conv.cut_box(full_h, full_w, pads, output_hw)
         if cut is None:
             assert box is None
         else:
@@ -303,3 +302,18 @@ def test_budget_set_on_the_extractor():
         with pytest.raises(vkncnn.MemoryBudgetError):
             ex.extract("out")
     assert _extract(net, SMALL_INPUT).shape == (8, 32, 16)
+
+
+@pytest.mark.parametrize("gpu", [pytest.param(True, marks=needs_gpu)])
+def test_host_copy_of_an_fp16_device_blob_is_held_to_the_budget(gpu):
+    """An fp16 blob within the budget on the device comes back as fp32, twice its bytes: the
+    copy answers to the budget itself, before its staging buffer is made."""
+    text = _param("Padding pad 1 1 in out 0=12 1=9 8=15000")  # (2, 1, 1) -> (15002, 22, 1)
+    budget = 1 << 20
+    net = _net(text, None, gpu, budget)
+    assert net.opt.use_fp16_storage
+    assert 15002 * 22 * 2 <= budget < 15002 * 22 * 4
+    with pytest.raises(vkncnn.MemoryBudgetError, match=r"the host copy of blob 'out' of shape \(15002, 22, 1\)"):
+        _extract(net, {"in": np.ones((2, 1, 1), np.float32)})
+    net.opt.memory_budget = 2 * budget  # room for the copy: the same net then runs
+    assert _extract(net, {"in": np.ones((2, 1, 1), np.float32)}).shape == (15002, 22, 1)

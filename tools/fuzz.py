@@ -14,8 +14,10 @@ Vulkan path with --gpu), under a per-net memory budget (opt.memory_budget).
 A case fails when it raises anything but a vkncnn.Error (also when a layer's foreign
 exception comes wrapped in a LayerError), crashes the worker, spends more CPU time than
 the limit (or wall time than the wall limit), or grows the worker's peak resident memory
-beyond budget + margin. Prints counts per outcome and per error type, cases/s, and each
-failure with its replay command; exits 1 on any failure.
+beyond budget + margin (on a CPU Vulkan device such as lavapipe, not counting the device
+memory, which lives in that RSS and is held to the budget buffer by buffer). Prints counts
+per outcome and per error type, cases/s, and each failure with its replay command; exits 1
+on any failure.
 """
 
 from __future__ import annotations
@@ -127,7 +129,8 @@ def replay(case: Case, budget: int, show: bool) -> int:
         else:
             print(f"(.param.bin of {len(case.param)} bytes)")
     r = measure(case, budget)
-    print(f"outcome: {r['outcome']} in {r['cpu']:.3f} s CPU, peak RSS +{r['growth'] >> 20} MiB")
+    device = f" ({r['device'] >> 20} MiB of it device memory)" if r.get("device") else ""
+    print(f"outcome: {r['outcome']} in {r['cpu']:.3f} s CPU, peak RSS +{r['growth'] >> 20} MiB{device}")
     if r["detail"]:
         print(r["detail"])
     return 1 if r["outcome"] in FAILURES else 0

@@ -56,16 +56,10 @@ class Layer:
 
     def create_pipeline(self, opt) -> int:
         # built-in GPU layers make their pipelines when a shape is first recorded (shapes are
-        # specialisation constants): gpu.layer_pipelines.cached_pipeline
+        # specialisation constants): gpu.vulkan.pipeline.shader_pipeline, shared device-wide
         return 0
 
     def destroy_pipeline(self, opt) -> int:
-        """Frees the pipelines cached_pipeline made for this layer (overrides that free more
-        call this too)."""
-        if "gpu_pipelines" in self.__dict__:
-            # lazy: only layers that made GPU pipelines get here; `import vkncnn` loads no GPU runtime
-            from .gpu.ops.pipelines import forget_pipelines
-            forget_pipelines(self)
         return 0
 
     def upload_model(self, cmd, opt) -> int:

@@ -6,7 +6,8 @@ whose output or workspace size its params (or an input's values) drive computes 
 size first and calls `check_alloc`, so such a model fails at once with a message instead
 of swapping the machine to death or being killed by the OOM killer.
 
-The budget is per allocation: one output, one workspace, one device buffer. It is not
+The budget is per allocation: one output, one workspace, one device buffer, one host copy
+of a device blob (fp32 on the host where the device holds fp16: twice the bytes). It is not
 a running total over the net: what a net holds at once is bounded by its blob count
 times this.
 

@@ -294,9 +294,9 @@ def test_direct_kernel(monkeypatch, parallel, type_name, outc, inc, k, group, ex
     monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: parallel)
     monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 1 << 40)
     shaders = []
-    make = gpu_conv.cached_pipeline
-    monkeypatch.setattr(gpu_conv, "cached_pipeline", lambda layer, shader, *a, **kw: (
-        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    make = gpu_conv.shader_pipeline
+    monkeypatch.setattr(gpu_conv, "shader_pipeline", lambda vkdev, shader, *a, **kw: (
+        shaders.append(shader), make(vkdev, shader, *a, **kw))[1])
     params, weights = conv_case(type_name, outc, inc, k, group=group, extra=extra)
     check(type_name, params, weights, [rand(*shape, seed=9)])
     assert "convolution_direct" in shaders
@@ -331,9 +331,9 @@ def test_winograd(monkeypatch, f, parallel, channels_last, outc, inc, extra, sha
     monkeypatch.setattr(gpu_conv, "choose_tile", lambda opt, outh, outw: f)
     monkeypatch.setattr(gpu_winograd, "channels_last_products", lambda *args: channels_last)
     made = []
-    make = gpu_winograd.cached_pipeline
-    monkeypatch.setattr(gpu_winograd, "cached_pipeline", lambda layer, shader, fp16, specs, local, defines=None: (
-        made.append((shader, defines)), make(layer, shader, fp16, specs, local, defines))[1])
+    make = gpu_winograd.shader_pipeline
+    monkeypatch.setattr(gpu_winograd, "shader_pipeline", lambda vkdev, shader, fp16, specs, local, defines=None: (
+        made.append((shader, defines)), make(vkdev, shader, fp16, specs, local, defines))[1])
     params, weights = conv_case("Convolution", outc, inc, 3, extra=extra)
     if f == 4:
         # F(4, 3)'s transforms (coefficients up to 5/2 and 2 sqrt 2) amplify fp16 storage's
@@ -430,9 +430,9 @@ def test_innerproduct_weight_slices(monkeypatch, inc):
 
     monkeypatch.setattr(GpuInfo, "max_storage_buffer_range", lambda self: 4096)
     shaders = []
-    make = gpu_gemm.cached_pipeline
-    monkeypatch.setattr(gpu_gemm, "cached_pipeline", lambda layer, shader, *a, **kw: (
-        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    make = gpu_gemm.shader_pipeline
+    monkeypatch.setattr(gpu_gemm, "shader_pipeline", lambda vkdev, shader, *a, **kw: (
+        shaders.append(shader), make(vkdev, shader, *a, **kw))[1])
     params = {0: 40, 1: 1, 2: 40 * inc, 9: 1}
     check("InnerProduct", params, [(rand(40 * inc), True), rand(40)], [rand(inc, seed=1)])
     assert ("innerproduct_gemv" in shaders) == (inc % 4 == 0)
@@ -540,9 +540,9 @@ def test_gemm_tensor_core_kernel(monkeypatch, type_name, params, weights, shapes
 
     monkeypatch.setattr(gpu_gemm, "GEMM_TENSOR_CORE_MIN_MACS", 0)
     shaders = []
-    make = gpu_gemm.cached_pipeline
-    monkeypatch.setattr(gpu_gemm, "cached_pipeline", lambda layer, shader, *a, **kw: (
-        shaders.append(shader), make(layer, shader, *a, **kw))[1])
+    make = gpu_gemm.shader_pipeline
+    monkeypatch.setattr(gpu_gemm, "shader_pipeline", lambda vkdev, shader, *a, **kw: (
+        shaders.append(shader), make(vkdev, shader, *a, **kw))[1])
     inputs = [rand(*s, seed=i) for i, s in enumerate(shapes)]
     if weights == "linear":
         weights = [(rand(params[8], params[9], seed=5), True), (rand(params[8], seed=6), True)]

@@ -309,3 +309,15 @@ def test_priorbox(params, shapes):
 def test_bad_input_is_a_shape_error(type_name, params, weights, inputs):
     with pytest.raises(ShapeError):
         run_layer(type_name, params, weights, inputs, gpu=True)
+
+
+def test_a_reduction_over_no_rows_records_nothing():
+    """Zero rows of a long row (an empty batch of LayerNorm rows, say) is no work, not a
+    division of no rows over the dispatch grid."""
+    class NoRecording:
+        def record_pipeline(self, *args):
+            raise AssertionError("a dispatch was recorded for zero rows")
+
+    layout = rows.RowLayout(axes=((0, False), (1 << 20, True)), strides=(1 << 20, 1))
+    reducer = object.__new__(rows.RowReducer)  # its pipelines are never reached
+    reducer.record(NoRecording(), None, None, layout)

@@ -28,12 +28,13 @@ How each column is found:
 - Shaders: the built-in shader names (shaders/*.comp stems and manifest aliases, from the
   shader registry) written in reached code as strings that flow into a shader-name slot:
   the first argument of a `.create(...)` call (Pipeline.create), or a parameter or `self`
-  attribute that ends up there (`cached_pipeline(layer, "gemm", ...)`,
+  attribute that ends up there (`shader_pipeline(vkdev, "gemm", ...)`,
   `ShaderVariants(vkdev, "unaryop", ...)`), followed through locals, conditional
   expressions, literals and module constants. A string compared or passed elsewhere
   (`path == "gemm"`) does not count. Shown as the .comp file the name compiles.
-- GPU recorders: the `vkncnn.gpu` modules (any depth) whose reached code writes one of those
-  shader names or makes a Pipeline itself. None listed: the layer module makes its own.
+- GPU recorders: the `vkncnn.gpu` modules (any depth, the Vulkan machinery in
+  `vkncnn.gpu.vulkan` aside) whose reached code writes one of those shader names or makes a
+  pipeline (`shader_pipeline`, `Pipeline`). None listed: the layer module makes its own.
 - Params: integer ids of `get`, `get_int_array`, `get_float_array` and `has` calls on a
   parameter of load_param (resolved through the class's MRO) and of the helpers it calls
   with that parameter; an id passed in as an argument is followed when the caller gives a
@@ -61,7 +62,7 @@ from pathlib import Path
 import vkncnn
 from vkncnn import cpu_fallback, gpu
 from vkncnn.gpu.compiler.registry import builtin_shaders
-from vkncnn.gpu.vulkan.pipeline import Pipeline
+from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline
 from vkncnn.layer import LAYER_REGISTRY, Layer, create_layer
 from vkncnn.layer_types import LAYER_TYPE_NAMES
 
@@ -513,7 +514,10 @@ class Analyzer:
         self.index = ModuleIndex(vkncnn.__name__)
         self.cpu_package = cpu_fallback.__name__
         self.gpu_package = gpu.__name__
-        self.pipeline_ref = _class_ref(Pipeline)
+        # making a pipeline: the one factory, or the class itself
+        self.pipeline_refs = {_class_ref(Pipeline), ("symbol", shader_pipeline.__module__, shader_pipeline.__name__)}
+        # the Vulkan machinery makes every pipeline for the recorders: it is not a recorder itself
+        self.machinery_package = Pipeline.__module__.rsplit(".", 1)[0]
         # The runtime objects the GPU package exports (VkCompute, VkMat, Pipeline, ...) serve
         # every layer alike: the walk notes references to them but does not go inside.
         self.runtime = {ref for name in getattr(gpu, "__all__", ())
@@ -528,6 +532,9 @@ class Analyzer:
 
     def in_gpu(self, module: str) -> bool:
         return module == self.gpu_package or module.startswith(self.gpu_package + ".")
+
+    def in_machinery(self, module: str) -> bool:
+        return module == self.machinery_package or module.startswith(self.machinery_package + ".")
 
     def shader_file(self, name: str) -> Path:
         """The .comp file a built-in shader name compiles (an alias names its file's stem)."""
@@ -564,8 +571,8 @@ class Analyzer:
             ref = todo.pop()
             refs, strings = self.unit(ref)
             module = ref[1]
-            makes = self.pipeline_ref in refs
-            if self.in_gpu(module):
+            makes = not self.pipeline_refs.isdisjoint(refs)
+            if self.in_gpu(module) and not self.in_machinery(module):
                 names, made = per_module.get(module, (set(), False))
                 per_module[module] = (names | strings, made or makes)
             out.shaders |= strings

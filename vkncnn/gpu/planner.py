@@ -389,7 +389,7 @@ class GpuExtractorState:
             if bi in host:
                 slot = host_slot(bi)
                 return lambda: slot.array
-            d = cmd.record_download(device[bi], opt)
+            d = cmd.record_download(device[bi], opt, what=f"the host copy of blob {graph.blobs[bi].name!r}")
             return lambda: d.array
 
         schedule = graph.schedule(target, available=lambda bi: bi in device or bi in host)
@@ -429,7 +429,8 @@ class GpuExtractorState:
             if opt.lightmode:
                 self._release_consumed(li, device, owned, pending, target)
         if target in device:
-            plan.download = cmd.record_download(device[target], opt)
+            plan.download = cmd.record_download(device[target], opt,
+                                                what=f"the host copy of blob {graph.blobs[target].name!r}")
         cmd.submit_and_wait()
         vkdev.save_pipeline_cache()  # pipelines first made while recording
         if plan.download is None:  # the target came out of a host (CPU) step

@@ -34,7 +34,6 @@ from vkncnn.gpu.ops.convolution import (
     record_conv,
     upload_conv_weights,
 )
-from vkncnn.gpu.ops.pipelines import forget_pipelines
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -315,12 +314,6 @@ class Convolution(Layer):
         return fused_activation(out, self.activation_type, self.activation_params)
 
     # -- GPU -----------------------------------------------------------------------------------
-    def destroy_pipeline(self, opt) -> int:
-        super().destroy_pipeline(opt)
-        for product in self.winograd_products.values():
-            forget_pipelines(product)
-        return 0
-
     @property
     def _gpu_path(self) -> str:
         return conv_path(self.num_input_g, self.num_output // self.group, self.group)
@@ -329,7 +322,8 @@ class Convolution(Layer):
         """Weights as the shaders read them: [tap][channel] depthwise, [oc][ic][tap] for small
         groups (ncnn's own order), else [g][oc][tap][ic] for the matrix product."""
         path = self._gpu_path
-        upload_conv_weights(self, cmd, opt, path, self.kernel_h * self.kernel_w, taps_first=False)
+        self.weight_gpu, self.bias_gpu = upload_conv_weights(
+            self, cmd, opt, path, self.kernel_h * self.kernel_w, taps_first=False)
         # a plan may take the Winograd path (gpu/ops/winograd_convolution.py), which uploads its own weights
         # into the same allocator on first use
         self.winograd_products = {}

@@ -15,12 +15,12 @@ import numpy as np
 
 from vkncnn.cpu_fallback import conv
 from vkncnn.cpu_fallback.activation import fused_activation
-from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.errors import ShapeError, WeightError
 from vkncnn.gpu.ops.convolution import ConvGeometry, Plane, check_weight_storage, record_conv, upload_conv_weights
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
-from .common.window1d import check_conv1d_budget
+from .common.window1d import check_conv1d_budget, check_window1d_params, load_window1d_params
 
 
 @register_layer("Convolution1D")
@@ -33,35 +33,13 @@ class Convolution1D(Layer):
         self.support_vulkan_packing = True
 
     def load_param(self, pd) -> int:
-        self.num_output = pd.get(0, 0)
-        self.kernel_w = pd.get(1, 0)
-        self.dilation_w = pd.get(2, 1)
-        self.stride_w = pd.get(3, 1)
-        self.pad_left = pd.get(4, 0)
-        self.pad_right = pd.get(15, self.pad_left)
+        load_window1d_params(self, pd, group_id=None)
         self.pad_value = pd.get(18, 0.0)
-        self.bias_term = pd.get(5, 0)
-        self.weight_data_size = pd.get(6, 0)
-        self.activation_type = pd.get(9, 0)
-        self.activation_params = pd.get(10, np.zeros(0, np.float32))
         self.dynamic_weight = pd.get(19, 0)
         if self.dynamic_weight:
             self.one_blob_only = False
             self.support_vulkan = False  # weights that arrive as blobs run on numpy
-        if self.num_output <= 0:
-            raise ParamError(f"num_output (0) must be positive, got {self.num_output}")
-        if self.stride_w <= 0 or self.dilation_w <= 0:
-            raise ParamError(f"stride_w/dilation_w must be positive, got {self.stride_w}/{self.dilation_w}")
-        if not 0 <= self.activation_type <= 6:
-            raise ParamError(f"activation_type (9) must be 0-6, got {self.activation_type}")
-        pads = (self.pad_left, self.pad_right)
-        if max(pads) > 0 and min(pads) < 0:
-            raise ParamError(f"pads (4/15) {pads} mix positive and negative values")
-        if not self.dynamic_weight:
-            per_input = self.num_output * self.kernel_w
-            if self.kernel_w <= 0 or self.weight_data_size <= 0 or self.weight_data_size % per_input:
-                raise ParamError(f"weight_data_size (6) {self.weight_data_size} is not a positive multiple "
-                                 f"of num_output*kernel_w = {per_input}")
+        check_window1d_params(self)
         return 0
 
     def load_model(self, mb) -> int:
@@ -108,7 +86,7 @@ class Convolution1D(Layer):
 
     def upload_model(self, cmd, opt) -> int:
         """[outc][inc][kw] as the shader reads it: [outc][kw][inc]."""
-        upload_conv_weights(self, cmd, opt, "gemm", self.kernel_w, taps_first=False)
+        self.weight_gpu, self.bias_gpu = upload_conv_weights(self, cmd, opt, "gemm", self.kernel_w, taps_first=False)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

@@ -113,7 +113,8 @@ class ConvolutionDepthWise1D(Layer):
     def upload_model(self, cmd, opt) -> int:
         """weight_mat is (g, outc_g, inc_g*kw): [tap][channel] for the depthwise shader,
         [oc][ic][tap] as it is for small groups, [g][oc][tap][ic] for the matrix product."""
-        upload_conv_weights(self, cmd, opt, self._gpu_path, self.kernel_w, taps_first=False)
+        self.weight_gpu, self.bias_gpu = upload_conv_weights(
+            self, cmd, opt, self._gpu_path, self.kernel_w, taps_first=False)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

@@ -173,7 +173,8 @@ class Deconvolution(Layer):
     def upload_model(self, cmd, opt) -> int:
         """weight_mat is (g, outc_g*kh*kw, inc_g): already [g][oc][tap][ic] for the matrix
         product; [tap][c] depthwise; [oc][ic][tap] for small groups."""
-        upload_conv_weights(self, cmd, opt, self._gpu_path, self.kernel_h * self.kernel_w, taps_first=True)
+        self.weight_gpu, self.bias_gpu = upload_conv_weights(
+            self, cmd, opt, self._gpu_path, self.kernel_h * self.kernel_w, taps_first=True)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
@@ -191,7 +192,7 @@ class Deconvolution(Layer):
                              f"{self.num_input_g * self.group} ({self.num_input_g} per group x {self.group} groups)")
         full_h, full_w = self._full_hw(plane.h, plane.w, (self.kernel_h, self.kernel_w))
         pads = (self.pad_left, self.pad_right, self.pad_top, self.pad_bottom)
-        box = cut_box(full_h, full_w, pads, (self.output_h, self.output_w))
+        box = conv.cut_box(full_h, full_w, pads, (self.output_h, self.output_w))
         if box is None:
             raise ShapeError(f"cannot cut the {full_h}x{full_w} output to pads {pads} / output "
                              f"size {self.output_h}x{self.output_w}: output_w/h need pad -233 or -234 and "
@@ -203,31 +204,3 @@ class Deconvolution(Layer):
                                 self.stride_h, top, left)
         shape = (self.num_output, out_h, out_w)
         return [record_conv(self, cmd, opt, x, plane, shape, geometry, self._gpu_path, deconv=True)]
-
-
-def cut_box(full_h: int, full_w: int, pads: tuple[int, int, int, int], output_hw: tuple[int, int]):
-    """(top, left, h, w) of the part of a full_h x full_w output that conv.deconv_cut keeps, or
-    None where it keeps nothing. Arithmetic, not a cut of an index grid: a hostile stride
-    makes the full output terabytes, and the GPU path never allocates it.
-
-    pads: (left, right, top, bottom); output_hw: (output_h, output_w), 0 = unset.
-    """
-    left, right, top, bottom = pads
-    if left > 0 or right > 0 or top > 0 or bottom > 0:
-        if min(pads) < 0:
-            return None
-    elif output_hw[0] > 0 and output_hw[1] > 0:
-        hcut, wcut = full_h - output_hw[0], full_w - output_hw[1]
-        if conv.SAME_UPPER in pads:
-            top, bottom, left, right = hcut // 2, hcut - hcut // 2, wcut // 2, wcut - wcut // 2
-        elif conv.SAME_LOWER in pads:
-            top, bottom, left, right = hcut - hcut // 2, hcut // 2, wcut - wcut // 2, wcut // 2
-        else:
-            return None
-        if hcut < 0 or wcut < 0:
-            return None
-    else:
-        return 0, 0, full_h, full_w
-    if top + bottom >= full_h or left + right >= full_w:
-        return None
-    return top, left, full_h - top - bottom, full_w - left - right

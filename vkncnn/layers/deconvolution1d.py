@@ -149,7 +149,8 @@ class Deconvolution1D(Layer):
     def upload_model(self, cmd, opt) -> int:
         """weight_mat is (g, outc_g*kw, inc_g): [g][oc][tap][ic] as the matrix product reads
         it; [tap][c] depthwise; [oc][ic][tap] for small groups."""
-        upload_conv_weights(self, cmd, opt, self._gpu_path, self.kernel_w, taps_first=True)
+        self.weight_gpu, self.bias_gpu = upload_conv_weights(
+            self, cmd, opt, self._gpu_path, self.kernel_w, taps_first=True)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

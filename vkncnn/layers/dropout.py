@@ -35,6 +35,6 @@ class Dropout(Layer):
             return [gather.view(x, x.numpy_shape())]
         top = gather.new_like_shape(x.numpy_shape(), x.elempack, x.scalar_size(), cmd, opt)
         n = x.total() * x.elempack
-        pipeline = gather.builtin_pipeline(cmd.vkdev, "dropout", gather.is_fp16(x), None, [float(self.scale)])
+        pipeline = gather.shader_pipeline(cmd.vkdev, "dropout", gather.storage_is_fp16(x), [float(self.scale)])
         cmd.record_pipeline(pipeline, [x, top], [n], gather.flat_grid(n))
         return [top]

@@ -22,8 +22,8 @@ import numpy as np
 
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.ops.dispatch_options import as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
-from vkncnn.gpu.ops.pipelines import as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc

@@ -18,8 +18,8 @@ from vkncnn.cpu_fallback import conv, gemm
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.blas import BlasThreads
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.ops.dispatch_options import activation_specs, as_pack1, flat_layout, out_elempack, storage_is_fp16
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv
-from vkncnn.gpu.ops.pipelines import activation_specs, as_pack1, flat_layout, out_elempack, storage_is_fp16
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 

@@ -48,7 +48,7 @@ class InstanceNorm(Layer):
         return 0
 
     def upload_model(self, cmd, opt) -> int:
-        rows.upload_gamma_beta(self, cmd, opt)
+        self.gamma_gpu, self.beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

@@ -15,6 +15,7 @@ import numpy as np
 from vkncnn.cpu_fallback import resize, shape
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import data_movement as gather
+from vkncnn.gpu.vulkan.vkmat import use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -138,9 +139,9 @@ class Interp(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        fp16 = bool(getattr(opt, "use_fp16_storage", False)) and self.vkdev.info.support_fp16_storage()
+        fp16 = use_fp16_storage(opt, self.vkdev)
         for pack4 in (0, 1):  # warm the device-wide cache; forward_gpu picks by the tensor
-            gather.builtin_pipeline(self.vkdev, "interp", fp16, {"PACK4": pack4}, (), (8, 8, 1))
+            gather.shader_pipeline(self.vkdev, "interp", fp16, (), (8, 8, 1), defines={"PACK4": pack4})
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
@@ -187,8 +188,8 @@ class Interp(Layer):
         starts = np.cumsum([0] + [len(part) for part in parts])[:4]
         table = cmd.record_upload(np.concatenate(parts), opt, elempack=1)
         top = gather.new_like_shape(out_shape, x.elempack, x.scalar_size(), cmd, opt)
-        pipeline = gather.builtin_pipeline(cmd.vkdev, "interp", gather.is_fp16(x), {"PACK4": int(x.elempack == 4)},
-                                           (), (8, 8, 1))
+        pipeline = gather.shader_pipeline(cmd.vkdev, "interp", gather.storage_is_fp16(x), (), (8, 8, 1),
+                                          defines={"PACK4": int(x.elempack == 4)})
         constants = [in_w, in_h, cstep, outw, outh, outw * outh, channels, wt_w.shape[1], wt_h.shape[1],
                      *[int(v) for v in starts]]
         cmd.record_pipeline(pipeline, [x, top, table], constants, (outw, outh, channels))

@@ -62,7 +62,7 @@ class LayerNorm(Layer):
         return 0
 
     def upload_model(self, cmd, opt) -> int:
-        rows.upload_gamma_beta(self, cmd, opt)
+        self.gamma_gpu, self.beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
         return 0
 
     @staticmethod

@@ -14,8 +14,8 @@ import numpy as np
 from vkncnn.cpu_fallback import norm
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
-from vkncnn.gpu.vulkan.pipeline import Pipeline
-from vkncnn.gpu.vulkan.vkmat import VkMat
+from vkncnn.gpu.vulkan.pipeline import shader_pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -65,9 +65,8 @@ class LRN(Layer):
         if self.vkdev is None:
             return 0
 
-        self.pipeline = Pipeline(self.vkdev)
-        self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
-        self.pipeline.create("lrn", opt, [self.region_type])
+        self.pipeline = shader_pipeline(self.vkdev, "lrn", use_fp16_storage(opt, self.vkdev), [self.region_type],
+                                        (rows.FLAT_LOCAL, 1, 1))
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

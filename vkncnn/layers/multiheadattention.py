@@ -26,8 +26,9 @@ import numpy as np
 from vkncnn.cpu_fallback import attention, attention_int8
 from vkncnn.cpu_fallback.conv import float2int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.gpu.ops.dispatch_options import as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
-from vkncnn.gpu.ops.pipelines import as_pack1, cached_pipeline, out_elempack, storage_is_fp16
+from vkncnn.gpu.vulkan.pipeline import shader_pipeline
 from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
@@ -230,7 +231,7 @@ class MultiHeadAttention(Layer):
         rows = heads * q_len
         lx = min(256, max(32, 1 << (kv_len - 1).bit_length()))
         gx = max(1, min(rows, 32768))  # an empty q (no rows) dispatches nothing
-        softmax = cached_pipeline(self, "multiheadattention_softmax", fp16, [], (lx, 1, 1))
+        softmax = shader_pipeline(self.vkdev, "multiheadattention_softmax", fp16, [], (lx, 1, 1))
         cmd.record_pipeline(softmax, [scores], [rows, kv_len], (gx * lx, -(-rows // gx), 1))
 
         # merged (q_len, embed) = scores_h xv_h, written straight into head h's columns
@@ -268,7 +269,7 @@ class MultiHeadAttention(Layer):
 
     def _record_copy_past(self, cmd, fp16: bool, past, dst) -> None:
         block = past.h * past.w
-        pipeline = cached_pipeline(self, "multiheadattention_copy", fp16, [], (64, 1, 1))
+        pipeline = shader_pipeline(self.vkdev, "multiheadattention_copy", fp16, [], (64, 1, 1))
         cmd.record_pipeline(pipeline, [past, dst], [block, past.c, dst.h * dst.w], (block, past.c, 1))
 
     def _gpu_mask(self, mask, heads: int, q_len: int, kv_len: int) -> GemmOperand:

@@ -16,6 +16,7 @@ import numpy as np
 from vkncnn.cpu_fallback import shape
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import data_movement as gather
+from vkncnn.gpu.vulkan.vkmat import use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -123,9 +124,9 @@ class Padding(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        fp16 = bool(getattr(opt, "use_fp16_storage", False)) and self.vkdev.info.support_fp16_storage()
+        fp16 = use_fp16_storage(opt, self.vkdev)
         for vec4 in (0, 1):  # warm the device-wide cache; forward_gpu picks by the tensors
-            gather.builtin_pipeline(self.vkdev, "padding", fp16, {"VEC4": vec4})
+            gather.shader_pipeline(self.vkdev, "padding", fp16, defines={"VEC4": vec4})
         return 0
 
     def upload_model(self, cmd, opt) -> int:
@@ -193,7 +194,7 @@ class Padding(Layer):
         total = int(np.prod(out4))
         constants = [total, *out4, *in4, *befores, self.pad_type, float(self.value), per_channel,
                      gather.inner_of(xshape), gather.inner_of(out_shape), x.elempack, top.elempack]
-        pipeline = gather.builtin_pipeline(cmd.vkdev, "padding", gather.is_fp16(x), {"VEC4": int(vec4)})
+        pipeline = gather.shader_pipeline(cmd.vkdev, "padding", gather.storage_is_fp16(x), defines={"VEC4": int(vec4)})
         table = None
         if per_channel:
             table = self.per_channel_gpu

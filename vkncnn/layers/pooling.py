@@ -15,6 +15,7 @@ import numpy as np
 from vkncnn.cpu_fallback import pooling
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import data_movement as gather
+from vkncnn.gpu.vulkan.vkmat import use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -97,19 +98,19 @@ class Pooling(Layer):
     def create_pipeline(self, opt) -> int:
         if self.vkdev is None:
             return 0
-        fp16 = bool(getattr(opt, "use_fp16_storage", False)) and self.vkdev.info.support_fp16_storage()
+        fp16 = use_fp16_storage(opt, self.vkdev)
         name = "pooling_global" if self.global_pooling else "pooling"
         for pack4 in (0, 1):  # warm the device-wide cache; forward_gpu picks by the tensor
-            gather.builtin_pipeline(self.vkdev, name, fp16, {"PACK4": pack4}, [self.pooling_type],
-                                    self._local_size())
+            gather.shader_pipeline(self.vkdev, name, fp16, [self.pooling_type], self._local_size(),
+                                   defines={"PACK4": pack4})
         return 0
 
     def _local_size(self) -> tuple:
         return (64, 1, 1) if self.global_pooling else (8, 8, 1)
 
     def _pipeline(self, cmd, x, name: str, pack4: bool):
-        return gather.builtin_pipeline(cmd.vkdev, name, gather.is_fp16(x), {"PACK4": int(pack4)},
-                                       [self.pooling_type], self._local_size())
+        return gather.shader_pipeline(cmd.vkdev, name, gather.storage_is_fp16(x), [self.pooling_type],
+                                      self._local_size(), defines={"PACK4": int(pack4)})
 
     def forward_gpu(self, bottoms, cmd, opt):
         x = bottoms[0]

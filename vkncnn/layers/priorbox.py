@@ -22,8 +22,8 @@ import numpy as np
 from vkncnn.cpu_fallback import detection
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
-from vkncnn.gpu.vulkan.pipeline import Pipeline
-from vkncnn.gpu.vulkan.vkmat import VkMat, storage_elemsize
+from vkncnn.gpu.vulkan.pipeline import shader_pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat, storage_elemsize, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -138,12 +138,9 @@ class PriorBox(Layer):
         if self.vkdev is None:
             return 0
 
-        self.pipelines = {}
-        for mxnet in (0, 1):
-            pipeline = Pipeline(self.vkdev)
-            pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
-            pipeline.create("priorbox", opt, [mxnet])
-            self.pipelines[mxnet] = pipeline
+        fp16 = use_fp16_storage(opt, self.vkdev)
+        self.pipelines = {mxnet: shader_pipeline(self.vkdev, "priorbox", fp16, [mxnet], (rows.FLAT_LOCAL, 1, 1))
+                          for mxnet in (0, 1)}
         return 0
 
     def _grid(self, shapes: list, mxnet: bool) -> tuple:

@@ -7,8 +7,8 @@ each arrive pack1 or pack4, the output keeps x's packing.
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
-from vkncnn.gpu.vulkan.pipeline import Pipeline
-from vkncnn.gpu.vulkan.vkmat import VkMat
+from vkncnn.gpu.vulkan.pipeline import shader_pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 
 
@@ -43,9 +43,8 @@ class RotaryEmbed(Layer):
         if self.vkdev is None:
             return 0
 
-        self.pipeline = Pipeline(self.vkdev)
-        self.pipeline.set_local_size_xyz(rows.FLAT_LOCAL, 1, 1)
-        self.pipeline.create("rotaryembed", opt, [1 if self.interleaved else 0])
+        self.pipeline = shader_pipeline(self.vkdev, "rotaryembed", use_fp16_storage(opt, self.vkdev),
+                                        [1 if self.interleaved else 0], (rows.FLAT_LOCAL, 1, 1))
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):

@@ -16,8 +16,8 @@ import numpy as np
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
-from vkncnn.gpu.vulkan.pipeline import Pipeline
-from vkncnn.gpu.vulkan.vkmat import VkMat
+from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -79,11 +79,10 @@ class SDPA(Layer):
         if self.vkdev is None or not self.support_vulkan:
             return 0
 
+        fp16 = use_fp16_storage(opt, self.vkdev)
+
         def make(name: str, local: tuple, spec=()) -> Pipeline:
-            pipeline = Pipeline(self.vkdev)
-            pipeline.set_local_size_xyz(*local)
-            pipeline.create(name, opt, list(spec))
-            return pipeline
+            return shader_pipeline(self.vkdev, name, fp16, spec, local)
 
         # each qk / pv invocation computes a 4 x 4 block
         self.qk = make("sdpa_qk", (16, 4, 1), [1 if self.attn_mask else 0])

@@ -8,19 +8,19 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import GpuError, ShapeError
+from ..vulkan.pipeline import shader_pipeline
 from ..vulkan.vkmat import VkMat
 from .conv_geometry import ConvGeometry, Plane
-from .matrix_product import gemm_tile, tensor_core_device
-from .pipelines import (
+from .dispatch_options import (
     activation_specs,
     as_pack1,
-    cached_pipeline,
     out_elempack,
     parallel_target,
     plane_local_size,
     pow2_ceil,
     storage_is_fp16,
 )
+from .matrix_product import gemm_tile, tensor_core_device
 from .winograd_convolution import choose_tile, record_winograd, use_winograd
 
 
@@ -35,9 +35,10 @@ def check_weight_storage(layer, x) -> None:
                        f"input has {x.scalar_size()}-byte ones (use_fp16_storage changed after load_model?)")
 
 
-def upload_conv_weights(layer, cmd, opt, path: str, taps: int, taps_first: bool) -> None:
-    """Upload layer.weight_mat and layer.bias_data as the shader of `path` (conv_path) reads
-    them: [tap][channel] for depthwise, [g][oc][ic][tap] for "grouped" (ncnn's own order),
+def upload_conv_weights(layer, cmd, opt, path: str, taps: int, taps_first: bool) -> tuple:
+    """(weight, bias) on the device: layer.weight_mat and layer.bias_data (bias None when the
+    layer has none) as the shader of `path` (conv_path) reads them: [tap][channel] for
+    depthwise, [g][oc][ic][tap] for "grouped" (ncnn's own order),
     [g][oc][tap][ic] for the matrix product ("gemm"). weight_mat holds [g][oc][ic][tap]
     for convolutions and [g][oc][tap][ic] (`taps_first`) for transposed convolutions."""
     if path == "depthwise":
@@ -48,8 +49,8 @@ def upload_conv_weights(layer, cmd, opt, path: str, taps: int, taps_first: bool)
         weight = layer.weight_mat.reshape(shape)
         if (path == "grouped") == taps_first:  # the two orders differ: swap taps and channels
             weight = weight.transpose(0, 1, 3, 2)
-    layer.weight_gpu = cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt)
-    layer.bias_gpu = cmd.record_upload(layer.bias_data, opt) if layer.bias_data is not None else None
+    bias = cmd.record_upload(layer.bias_data, opt) if layer.bias_data is not None else None
+    return cmd.record_upload(np.ascontiguousarray(weight).reshape(-1), opt), bias
 
 
 def conv_input_planes(x, cmd, opt, flat: bool, type_name: str):
@@ -143,7 +144,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
             geometry.pad_top, geometry.pad_left, geometry.pad_value, has_residual]
-        pipeline = cached_pipeline(layer, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
+        pipeline = shader_pipeline(layer.vkdev, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
         grid = (workgroups[0] * lx, workgroups[1], workgroups[2] * lz)
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, residual], [], grid)
         return top
@@ -153,7 +154,8 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             plane.w, plane.h, plane.cstep, outw, outh, outw * outh, num_output,
             geometry.pad_top, geometry.pad_left, geometry.pad_value,
             plane.channels // layer.group, num_output // layer.group, plane.elempack, ep]
-        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, plane_local_size(outw, outh, num_output),
+        pipeline = shader_pipeline(layer.vkdev, "convolutiondepthwise", fp16, specs,
+                                   plane_local_size(outw, outh, num_output),
                                    {"PACK4": 0, "DECONV": int(deconv), "GROUPED": 1})
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, num_output))
         return top
@@ -166,7 +168,8 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, outw * outh, items,
             geometry.pad_top, geometry.pad_left, geometry.pad_value]
-        pipeline = cached_pipeline(layer, "convolutiondepthwise", fp16, specs, plane_local_size(outw, outh, items),
+        pipeline = shader_pipeline(layer.vkdev, "convolutiondepthwise", fp16, specs,
+                                   plane_local_size(outw, outh, items),
                                    {"PACK4": int(ep == 4), "DECONV": int(deconv), "GROUPED": 0})
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
         return top
@@ -180,13 +183,14 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             and use_tensor_cores(cmd.vkdev, m, n * products, k)):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
-        pipeline = cached_pipeline(layer, "convolution_coopmat", fp16, specs + [slices, has_residual], (128, 1, 1))
+        pipeline = shader_pipeline(layer.vkdev, "convolution_coopmat", fp16, specs + [slices, has_residual],
+                                   (128, 1, 1))
         grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
     else:
         lx, ly, tm = conv_tile(m, n, parallel)
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
         slices = split_k(tiles, k, parallel)
-        pipeline = cached_pipeline(layer, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
+        pipeline = shader_pipeline(layer.vkdev, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
                                    {"DECONV": int(deconv), "TM": tm})
         grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
     workspace = None
@@ -194,7 +198,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
     cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, workspace, residual], [], grid)
     if workspace is not None:
-        reduce = cached_pipeline(layer, "convolution_reduce", fp16,
+        reduce = shader_pipeline(layer.vkdev, "convolution_reduce", fp16,
                                  [slices, int(bias is not None)] + act + [n, num_output, ep, has_residual],
                                  (64, 4, 1))
         cmd.record_pipeline(reduce, [workspace, top, bias, residual], [], (n, num_output, 1))

@@ -30,8 +30,9 @@ import math
 import numpy as np
 
 from ...errors import GpuError
-from ..vulkan.pipeline import builtin_pipeline, flat_grid  # shape layers reach these through this module too
+from ..vulkan.pipeline import flat_grid, shader_pipeline  # shape layers reach these through this module too
 from ..vulkan.vkmat import VkMat
+from .dispatch_options import storage_is_fp16  # shape layers reach it through this module too
 
 MAX_AXES = 8
 
@@ -98,11 +99,6 @@ def reshape_to(src: VkMat, shape: tuple, cmd, opt) -> VkMat:
     total = math.prod(shape)
     record_strided_copy(cmd, src, dst, [total], [1], [1])
     return dst
-
-
-# -- storage precision --------------------------------------------------------------------------
-def is_fp16(mat: VkMat) -> bool:
-    return mat.scalar_size() == 2
 
 
 # -- the strided copy ---------------------------------------------------------------------------
@@ -204,5 +200,5 @@ def record_strided_copy(cmd, src: VkMat, dst: VkMat, extents, src_strides, dst_s
 
     constants = [total] + extents[1:] + ss + ds + [sb, db, s_side.inner, d_side.inner,
                                                     s_side.elempack, d_side.elempack]
-    pipeline = builtin_pipeline(cmd.vkdev, "gather", is_fp16(src), {"VEC4": int(vec4)})
+    pipeline = shader_pipeline(cmd.vkdev, "gather", storage_is_fp16(src), defines={"VEC4": int(vec4)})
     cmd.record_pipeline(pipeline, [src, dst], constants, flat_grid(total))

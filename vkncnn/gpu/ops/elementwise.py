@@ -18,15 +18,15 @@ flat shaders take the vec4 variant whenever the scalar count divides by 4.
 from __future__ import annotations
 
 from math import prod
-from types import SimpleNamespace
 
 import numpy as np
 
 from vkncnn.cpu_fallback import binary
 
 from ...errors import ShapeError
-from ..vulkan.pipeline import Pipeline
+from ..vulkan.pipeline import Pipeline, optimal_local_size, shader_pipeline
 from ..vulkan.vkmat import VkMat, use_fp16_storage
+from .dispatch_options import storage_is_fp16
 
 # -- unaryop.comp op codes (the shader's OP_* constants) -----------------------------------
 RELU, SIGMOID, SWISH, GELU, GELU_FAST, HARDSWISH, HARDSIGMOID, CLIP, TANH, ELU, MISH = range(11)
@@ -53,10 +53,6 @@ def flat_global_size(pipeline: Pipeline, vkdev, n: int) -> tuple:
     return (max_groups * lx, -(-groups // max_groups), 1)
 
 
-def is_fp16(mat: VkMat) -> bool:
-    return mat.scalar_size() == 2
-
-
 class ShaderVariants:
     """One layer's pipelines of one built-in shader, keyed by (fp16 storage, PACK4)."""
 
@@ -76,11 +72,9 @@ class ShaderVariants:
         key = (bool(fp16), int(pack4))
         pipeline = self._pipelines.get(key)
         if pipeline is None:
-            pipeline = Pipeline(self.vkdev)
-            pipeline.set_optimal_local_size_xyz(64, 1, 1)
-            pipeline.create(self.shader, SimpleNamespace(use_fp16_storage=key[0]), self.specializations,
-                            defines={"PACK4": key[1]})
-            self._pipelines[key] = pipeline
+            pipeline = self._pipelines[key] = shader_pipeline(
+                self.vkdev, self.shader, key[0], self.specializations, optimal_local_size(self.vkdev, 64, 1, 1),
+                {"PACK4": key[1]})
         return pipeline
 
 
@@ -89,7 +83,7 @@ def _flat_dispatch(cmd, variants: ShaderVariants, bindings: list, extra_constant
     scalars = ref.total() * ref.elempack
     pack4 = int(scalars % 4 == 0)
     n = scalars // 4 if pack4 else scalars
-    pipeline = variants.get(is_fp16(ref), pack4)
+    pipeline = variants.get(storage_is_fp16(ref), pack4)
     cmd.record_pipeline(pipeline, bindings, [n] + list(extra_constants), flat_global_size(pipeline, cmd.vkdev, n))
 
 
@@ -156,7 +150,7 @@ class AffineGpu:
             inner, lane_step = {1: 1, 2: bottom.w}.get(bottom.dims, bottom.cstep), 1
         else:
             inner, lane_step = max(n, 1), 0  # one group holding everything, every lane index 0
-        pipeline = self.variants.get(is_fp16(bottom), int(bottom.elempack == 4))
+        pipeline = self.variants.get(storage_is_fp16(bottom), int(bottom.elempack == 4))
         cmd.record_pipeline(pipeline, [bottom, top, self.params_gpu, scale_blob],
                             [n, inner, self.bias_offset, lane_step], flat_global_size(pipeline, cmd.vkdev, n))
         return top
@@ -253,7 +247,7 @@ class BinaryGpu:
         out_pack = 4 if opt.use_packing_layout and out_shape[0] % 4 == 0 else 1
         top = VkMat.for_numpy_shape(out_shape, out_pack, ref.scalar_size(), cmd.blob_allocator(opt))
         o = (tuple(out_shape) + (1, 1, 1))[1:4]
-        pipeline = self.broadcast.get(is_fp16(ref), 0)
+        pipeline = self.broadcast.get(storage_is_fp16(ref), 0)
         cmd.record_pipeline(pipeline, [a, b, top], [n, *o, out_pack, *a_consts, *b_consts],
                             flat_global_size(pipeline, cmd.vkdev, n))
         return top

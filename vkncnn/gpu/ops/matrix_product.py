@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import os
 
-from .pipelines import cached_pipeline, pow2_ceil
+from ..vulkan.pipeline import shader_pipeline
+from .dispatch_options import pow2_ceil
 
 # products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them: the
 # convolutions' threshold (conv.TENSOR_CORE_MIN_MACS), not tuned on its own (every product
@@ -56,7 +57,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         a = GemmOperand(a.mat, 0, 0)
     specs = list(activation) + [int(c is not None), a.elempack, out.elempack]
     if fp16 and gemm_on_tensor_cores(cmd.vkdev, m, n * batch, k):
-        pipeline = cached_pipeline(layer, "gemm_coopmat", fp16, specs, (128, 1, 1))
+        pipeline = shader_pipeline(layer.vkdev, "gemm_coopmat", fp16, specs, (128, 1, 1))
         _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, (-(-n // 64) * 128, -(-m // 64), batch))
         return
     if m <= 4 and b.s_row == 1 and k >= 64:
@@ -75,7 +76,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         lx, ly = gemm_tile(m, n)
         local = (lx, ly, 1)
         global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
-    pipeline = cached_pipeline(layer, "gemm", fp16, specs, local, {"MODE": mode})
+    pipeline = shader_pipeline(layer.vkdev, "gemm", fp16, specs, local, {"MODE": mode})
     _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, global_size)
 
 
@@ -110,7 +111,7 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     rows = weight.numpy_shape()[0]
     lx, ly = 32, 8
     specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset]
-    pipeline = cached_pipeline(layer, "innerproduct_gemv", fp16, specs, (lx, ly, 1))
+    pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1))
     groups = -(-rows // ly)
     gx = min(groups, 32768)
     cmd.record_pipeline(pipeline, [x, weight, bias, top], [], (gx * lx, -(-groups // gx) * ly, 1))

@@ -33,8 +33,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from vkncnn.gpu.vulkan.pipeline import Pipeline
-from vkncnn.gpu.vulkan.vkmat import VkMat
+from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline
+from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 
 # reduction_rows.comp `op`
 OP_SUM, OP_ASUM, OP_SUMSQ, OP_MAX, OP_MIN, OP_PROD, OP_SUMEXP, OP_MOMENTS, OP_SOFTMAX = range(9)
@@ -185,25 +185,20 @@ def new_workspace(cmd, opt, n_states: int):
 
 def elementwise_pipelines(vkdev, opt, shader: str, spec: list) -> dict:
     """An element-wise second pass by lanes: 1 (a scalar per invocation) and 4 (a pack4 item)."""
-    out = {}
-    for lanes in (1, 4):
-        pipeline = Pipeline(vkdev)
-        pipeline.set_local_size_xyz(FLAT_LOCAL, 1, 1)
-        pipeline.create(shader, opt, list(spec) + [lanes])
-        out[lanes] = pipeline
-    return out
+    fp16 = use_fp16_storage(opt, vkdev)
+    return {lanes: shader_pipeline(vkdev, shader, fp16, list(spec) + [lanes], (FLAT_LOCAL, 1, 1)) for lanes in (1, 4)}
 
 
 class RowReducer:
     """The pipelines of one (op, fin) reduction and the recording of its 1 or 2 passes."""
 
     def __init__(self, vkdev, opt, op: int, fin: int, post: int = POST_NONE, eps_mode: int = 0) -> None:
+        fp16 = use_fp16_storage(opt, vkdev)
+
         def make(fin_: int, source: int, per_thread: int, local: int) -> Pipeline:
-            pipeline = Pipeline(vkdev)
-            pipeline.set_local_size_xyz(local, 1, 1)
             defines = {"SUBGROUP": 0 if per_thread else int(use_subgroups(vkdev, opt, local))}
-            pipeline.create("reduction_rows", opt, [op, fin_, post, eps_mode, source, per_thread], defines)
-            return pipeline
+            return shader_pipeline(vkdev, "reduction_rows", fp16, [op, fin_, post, eps_mode, source, per_thread],
+                                   (local, 1, 1), defines)
 
         long_local = _group_local(vkdev, GROUP_LOCAL)
         short_local = _group_local(vkdev, GROUP_LOCAL_SHORT)
@@ -217,6 +212,8 @@ class RowReducer:
                coeff: float = 1.0) -> None:
         """Reduce every row of `bottom`: states/coefficients into state_out, or results into top."""
         G, K = layout.rows, layout.row_len
+        if G == 0:
+            return  # no rows, nothing to write (and no grid to divide the rows over)
         shape = layout.reduce_constants()
         tail = [float(eps), float(coeff)]
         bindings = [bottom, None, state_out, top]
@@ -277,10 +274,9 @@ def moments_normalizer(layer, opt, affine_index: int):
                          affine_index=affine_index if layer.affine else 0, has_beta=True)
 
 
-def upload_gamma_beta(layer, cmd, opt) -> None:
-    """gamma/beta to the device once at load (None when the layer is not affine)."""
-    layer.gamma_gpu = layer.beta_gpu = None
-    if layer.affine:
-        layer.gamma_gpu = cmd.record_upload(layer.gamma_data, opt)
-        layer.beta_gpu = cmd.record_upload(layer.beta_data, opt)
+def upload_gamma_beta(layer, cmd, opt) -> tuple:
+    """(gamma, beta) on the device, uploaded once at load; (None, None) when the layer is not affine."""
+    if not layer.affine:
+        return None, None
+    return cmd.record_upload(layer.gamma_data, opt), cmd.record_upload(layer.beta_data, opt)
 

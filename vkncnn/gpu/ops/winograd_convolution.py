@@ -41,10 +41,11 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..vulkan.command import VkTransfer
+from ..vulkan.pipeline import shader_pipeline
 from ..vulkan.vkmat import VkMat
 from .conv_geometry import ConvGeometry, Plane
+from .dispatch_options import parallel_target, plane_local_size, storage_is_fp16
 from .matrix_product import tensor_core_device
-from .pipelines import cached_pipeline, parallel_target, plane_local_size, storage_is_fp16
 
 # the filter transforms G (T x 3) of F(2, 3) (Lavin & Gray) and F(4, 3) (points 0, +-sqrt 2,
 # +-1/sqrt 2, infinity, as ncnn's Vulkan winograd43): U = G g G^T
@@ -174,7 +175,7 @@ def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, resid
     grid = (inc // 4, tiles_w, tiles_h) if channels_last else (tiles_w, tiles_h, inc // 4)
     specs = [plane.w, plane.h, plane.cstep, inc // 4, tiles_w, tiles_h, steps.v_cstep,
              geometry.pad_top, geometry.pad_left, geometry.pad_value]
-    pipeline = cached_pipeline(layer, "winograd_input", fp16, specs, plane_local_size(*grid), defines)
+    pipeline = shader_pipeline(layer.vkdev, "winograd_input", fp16, specs, plane_local_size(*grid), defines)
     cmd.record_pipeline(pipeline, [x, steps.v], [], grid)
 
     products, products_cstep = steps.record_products()
@@ -184,7 +185,7 @@ def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, resid
     grid = (outc // 4, tiles_w, tiles_h) if channels_last else (tiles_w, tiles_h, outc // 4)
     specs = [int(bias is not None)] + act + [tiles_w, tiles_h, products_cstep, outc // 4, outw, outh, top.cstep,
                                              int(residual is not None)]
-    pipeline = cached_pipeline(layer, "winograd_output", fp16, specs, plane_local_size(*grid), defines)
+    pipeline = shader_pipeline(layer.vkdev, "winograd_output", fp16, specs, plane_local_size(*grid), defines)
     cmd.record_pipeline(pipeline, [products, top, bias, residual], [], grid)
     products.release()
     return top
@@ -239,11 +240,11 @@ class _ChannelsLastSteps:
         weight = winograd_product(self.layer, cmd.vkdev, self.f).weight_gpu
         specs = [self.outc, self.inc, n]
         if tensor_core_products(cmd.vkdev, self.fp16, self.inc, self.outc):
-            pipeline = cached_pipeline(self.layer, "winograd_products", self.fp16, specs, (128, 1, 1), {"COOPMAT": 1})
+            pipeline = shader_pipeline(cmd.vkdev, "winograd_products", self.fp16, specs, (128, 1, 1), {"COOPMAT": 1})
             grid = (-(-n // 64) * 128, -(-self.outc // 64), planes)
         else:  # the scalar form of the same contract (what the tests run on other devices)
             grid = (n, self.outc // 4, planes)
-            pipeline = cached_pipeline(self.layer, "winograd_products", self.fp16, specs, plane_local_size(*grid),
+            pipeline = shader_pipeline(cmd.vkdev, "winograd_products", self.fp16, specs, plane_local_size(*grid),
                                        {"COOPMAT": 0})
         cmd.record_pipeline(pipeline, [weight, self.v, products], [], grid)
         return products, n

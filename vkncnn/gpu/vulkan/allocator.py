@@ -136,12 +136,14 @@ class _RawBuffer:
 
 _live_lock = threading.Lock()
 _live_bytes = 0
+_peak_bytes = 0
 
 
 def _count_live(delta: int) -> None:
-    global _live_bytes
+    global _live_bytes, _peak_bytes
     with _live_lock:
         _live_bytes += delta
+        _peak_bytes = max(_peak_bytes, _live_bytes)
 
 
 def live_device_bytes() -> int:
@@ -149,6 +151,18 @@ def live_device_bytes() -> int:
     once the releases that finalizers queued have run."""
     lifetime.run_deferred()
     return _live_bytes
+
+
+def reset_peak_device_bytes() -> None:
+    """Start the peak that peak_device_bytes() reports again from what is held now."""
+    global _peak_bytes
+    with _live_lock:
+        _peak_bytes = _live_bytes
+
+
+def peak_device_bytes() -> int:
+    """The most device memory vkncnn held at once since the last reset_peak_device_bytes()."""
+    return _peak_bytes
 
 
 def _check_size(vkdev, size: int, required: int) -> None:

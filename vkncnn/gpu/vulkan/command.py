@@ -29,6 +29,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...errors import GpuError
+from ...memory_budget import check_alloc
 from . import lifetime
 from .allocator import VkWeightAllocator
 from .barriers import (
@@ -45,7 +46,7 @@ from .barriers import (
 from .descriptors import DescriptorArena
 from .device import FenceTimeout, fence_timeout_s
 from .packing import axis_and_inner
-from .pipeline import builtin_pipeline, flat_grid
+from .pipeline import flat_grid, shader_pipeline
 from .vk import check, vk
 from .vkmat import VkMat, pack_into, storage_dtype, unpack
 
@@ -260,7 +261,7 @@ class VkCompute:
             return VkMat.for_numpy_shape(np.asarray(slot.array).shape, elempack, 2, allocator)
         dst = VkMat.create(fp32.w, fp32.h, fp32.d, fp32.c, fp32.dims, 2 * elempack, elempack, allocator)
         n = fp32.total() * elempack
-        pipeline = builtin_pipeline(self.vkdev, "upload_cast", True, local_size=(256, 1, 1))
+        pipeline = shader_pipeline(self.vkdev, "upload_cast", True, local_size=(256, 1, 1))
         self.record_pipeline(pipeline, [fp32, dst], [n], flat_grid(n))
         fp32.release()  # the recorder keeps the buffer pinned while its commands use it
         return dst
@@ -273,13 +274,20 @@ class VkCompute:
         """
         return self._upload(src, opt, elempack, self.blob_allocator(opt))
 
-    def record_download(self, src: VkMat, opt=None, dtype=None) -> Download:
+    def record_download(self, src: VkMat, opt=None, dtype=None, what: str = "the host copy of a device blob"
+                        ) -> Download:
         """Copy `src` to the host after its step runs: Download.array, fp32, unpacked numpy shape.
 
         dtype: the scalar type stored on the device when it is not a float of src.elemsize
-        (e.g. int32); non-float data comes back in that type.
+        (e.g. int32); non-float data comes back in that type. what: the copy, as a budget
+        error names it.
         """
         download = Download(src.numpy_shape())
+        if opt is not None:
+            # the host copy is fp32 where the device holds fp16: twice the bytes the device
+            # buffer was held to, so it answers to the budget on its own
+            itemsize = 4 if dtype is None or np.dtype(dtype).kind == "f" else np.dtype(dtype).itemsize
+            check_alloc(opt, src.numpy_shape(), itemsize, what)
         if src.empty():
             kind_float = dtype is None or np.dtype(dtype).kind == "f"
             download.array = np.zeros(src.numpy_shape(), np.float32 if kind_float else dtype)
@@ -315,7 +323,7 @@ class VkCompute:
         n = items * src.elempack
         fields = {1: (n, 1, 1, 1), 2: (src.w, n, 1, 1), 3: (src.w, src.h, 1, n), 4: (src.w, src.h, src.d, n)}
         dst = VkMat.create(*fields[src.dims], dims=src.dims, elemsize=4, elempack=1, allocator=self.blob_allocator(opt))
-        pipeline = builtin_pipeline(self.vkdev, "download_cast", True, local_size=(256, 1, 1))
+        pipeline = shader_pipeline(self.vkdev, "download_cast", True, local_size=(256, 1, 1))
         self.record_pipeline(pipeline, [src, dst], [n * inner, inner, src.elempack], flat_grid(n * inner))
         return dst
 

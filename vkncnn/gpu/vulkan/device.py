@@ -62,7 +62,7 @@ class VulkanDevice(RefCounted):
         self.cache_lock = threading.RLock()
         self.shader_modules: dict = {}   # spirv sha256 -> (VkShaderModule, ShaderInfo)
         self.pipeline_cache: dict = {}   # (sha, specializations, local size) -> PipelineObjects
-        self.utility_pipelines: dict = {}  # e.g. packing: key -> Pipeline
+        self.shared_pipelines: dict = {}  # pipeline.shader_pipeline: request -> Pipeline
         self._blob_pool: list = []
         self._staging_pool: list = []
         self._allocators = weakref.WeakSet()
@@ -279,7 +279,7 @@ class VulkanDevice(RefCounted):
             lib.vkDestroyShaderModule(self.handle, module, ffi.NULL)
         self.pipeline_cache.clear()
         self.shader_modules.clear()
-        self.utility_pipelines.clear()
+        self.shared_pipelines.clear()
         lib.vkDestroyDevice(self.handle, ffi.NULL)
         self.destroyed = True
         self.instance.release_ref()

@@ -12,10 +12,8 @@ rather than from opt, so a tensor is never reinterpreted.
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 from ...errors import GpuError
-from .pipeline import Pipeline
+from .pipeline import Pipeline, shader_pipeline
 from .vkmat import VkMat
 
 
@@ -35,15 +33,7 @@ def _local_size(inner: int) -> tuple:
 
 
 def _pipeline(vkdev, scalar_size: int, in_ep: int, out_ep: int, local: tuple) -> Pipeline:
-    key = ("packing", scalar_size, in_ep, out_ep, local)
-    with vkdev.cache_lock:
-        pipeline = vkdev.utility_pipelines.get(key)
-        if pipeline is None:
-            pipeline = Pipeline(vkdev)
-            pipeline.set_local_size_xyz(*local)
-            pipeline.create("packing", SimpleNamespace(use_fp16_storage=scalar_size == 2), [in_ep, out_ep])
-            vkdev.utility_pipelines[key] = pipeline
-        return pipeline
+    return shader_pipeline(vkdev, "packing", scalar_size == 2, [in_ep, out_ep], local)
 
 
 def convert_packing(src: VkMat, dst_elempack: int, cmd, opt=None) -> VkMat:

@@ -73,6 +73,18 @@ def encode_constant(value, kind: str | None = None) -> bytes:
     raise GpuError(f"constant {value} does not fit in 32 bits")
 
 
+def optimal_local_size(vkdev, w: int = 4, h: int = 4, c: int = 4) -> tuple:
+    """Pipeline.set_optimal_local_size_xyz's choice for a dispatch of extent (w, h, c)."""
+    info = vkdev.info
+    max_xyz = info.max_workgroup_size()
+    sizes = [min(_pow2_floor(e if e > 0 else 4), _pow2_floor(m)) for e, m in zip((w, h, c), max_xyz)]
+    cap = min(256, info.max_workgroup_invocations())
+    while sizes[0] * sizes[1] * sizes[2] > cap:
+        k = sizes.index(max(sizes))
+        sizes[k] //= 2
+    return tuple(sizes)
+
+
 class Pipeline:
     """A compute pipeline with its descriptor-set layout and pipeline layout."""
 
@@ -92,14 +104,7 @@ class Pipeline:
         is halved until the group has at most 256 invocations (and the device's maximum):
         big enough to fill a SIMD unit, small enough to keep many groups in flight.
         """
-        info = self.vkdev.info
-        max_xyz = info.max_workgroup_size()
-        sizes = [min(_pow2_floor(e if e > 0 else 4), _pow2_floor(m)) for e, m in zip((w, h, c), max_xyz)]
-        cap = min(256, info.max_workgroup_invocations())
-        while sizes[0] * sizes[1] * sizes[2] > cap:
-            k = sizes.index(max(sizes))
-            sizes[k] //= 2
-        self.local_size_x, self.local_size_y, self.local_size_z = sizes
+        self.local_size_x, self.local_size_y, self.local_size_z = optimal_local_size(self.vkdev, w, h, c)
 
     def set_local_size_xyz(self, x: int, y: int, z: int) -> None:
         info = self.vkdev.info
@@ -269,22 +274,25 @@ class Pipeline:
 _ROW = 65536  # invocations per row of the 2-D dispatch grid (a multiple of the local size)
 
 
-def builtin_pipeline(vkdev, name: str, fp16: bool, defines: dict | None = None, specializations=(),
-                     local_size: tuple = (64, 1, 1)) -> Pipeline:
-    """A built-in shader's pipeline for one storage precision, shared device-wide.
+def shader_pipeline(vkdev, shader, fp16: bool, specializations=(), local_size: tuple = (64, 1, 1),
+                    defines: dict | None = None) -> Pipeline:
+    """The pipeline of `shader` (a built-in name, or SPIR-V bytes) for one storage precision,
+    specialization values, local size and variant macros: the way the runtime makes every
+    pipeline. Made once per device and shared by every layer and recorder that asks for the
+    same thing; the device destroys them at teardown.
 
     The precision comes from the tensors (their scalar size), not from an Option: the same
     layer may see fp32 and fp16 tensors from extractors with different options.
     """
-    key = ("vkncnn.builtin", name, fp16, tuple(sorted((defines or {}).items())), tuple(specializations),
-           local_size)
+    key = (shader, bool(fp16), tuple(sorted((defines or {}).items())), tuple(specializations), tuple(local_size))
     with vkdev.cache_lock:
-        pipeline = vkdev.utility_pipelines.get(key)
+        pipeline = vkdev.shared_pipelines.get(key)
         if pipeline is None:
             pipeline = Pipeline(vkdev)
             pipeline.set_local_size_xyz(*local_size)
-            pipeline.create(name, SimpleNamespace(use_fp16_storage=fp16), list(specializations), defines=defines)
-            vkdev.utility_pipelines[key] = pipeline
+            pipeline.create(shader, SimpleNamespace(use_fp16_storage=bool(fp16)), list(specializations),
+                            defines=defines)
+            vkdev.shared_pipelines[key] = pipeline
         return pipeline
 
 

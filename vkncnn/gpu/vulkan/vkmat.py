@@ -207,8 +207,14 @@ def pack_into(dst: np.ndarray, src: np.ndarray, elempack: int) -> None:
     """Write unpacked `src` into `dst` (shape = VkMat.packed_shape()), casting to dst.dtype.
 
     Packing moves groups of `elempack` consecutive entries of numpy axis 0 to a new last
-    axis; a partial last group is zero-padded. One vectorised copy, cast included.
+    axis; a partial last group is zero-padded. One vectorised copy, cast included. Values
+    beyond fp16's range become infinities without a warning, as ncnn's fp16 storage makes them.
     """
+    with np.errstate(over="ignore", invalid="ignore"):
+        _pack_into(dst, src, elempack)
+
+
+def _pack_into(dst: np.ndarray, src: np.ndarray, elempack: int) -> None:
     if elempack == 1:
         np.copyto(dst.reshape(src.shape), src, casting="unsafe")
         return

@@ -1,13 +1,10 @@
-"""What the layers' GPU paths share: pipelines made per layer and shape, fused
-activation constants, packing choices, and how many workgroups fill the device."""
+"""The choices the layers' GPU recorders share: fused activation constants, storage
+precision and packing read off the tensors, and how many workgroups fill the device.
+(Pipelines themselves come from gpu.vulkan.pipeline.shader_pipeline.)"""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
-
-from ..vulkan.pipeline import Pipeline
 
 
 def activation_specs(activation_type: int, params) -> list:
@@ -23,29 +20,6 @@ def activation_specs(activation_type: int, params) -> list:
         p0 = p[0] if len(p) > 0 else 0.2
         p1 = p[1] if len(p) > 1 else 0.5
     return [int(activation_type), p0, p1]
-
-
-def cached_pipeline(layer, shader: str, fp16: bool, specs: list, local: tuple, defines: dict | None = None):
-    """A Pipeline for (shader, storage precision, specializations, local size), made once per layer.
-
-    Layers create their pipelines when they first record a shape (the shapes go into the
-    specialization constants, so index arithmetic folds to constants); the device caches
-    the Vulkan objects, so equal requests from several layers share them.
-    """
-    cache = layer.__dict__.setdefault("gpu_pipelines", {})
-    key = (shader, fp16, tuple(specs), tuple(local), tuple(sorted((defines or {}).items())))
-    pipeline = cache.get(key)
-    if pipeline is None:
-        pipeline = Pipeline(layer.vkdev)
-        pipeline.set_local_size_xyz(*local)
-        pipeline.create(shader, SimpleNamespace(use_fp16_storage=fp16), list(specs), defines)
-        cache[key] = pipeline
-    return pipeline
-
-
-def forget_pipelines(layer) -> None:
-    for pipeline in layer.__dict__.pop("gpu_pipelines", {}).values():
-        pipeline.destroy()
 
 
 def storage_is_fp16(mat) -> bool:
