@@ -10,8 +10,9 @@
   self's, cls's and its own module's names).
 - `import vkncnn`, and importing any vkncnn.gpu module, loads no Vulkan loader.
 
-The runtime is what pyproject.toml installs under `vkncnn`, less vkncnn.tools: vkncnn/,
-cpu_fallback/ (vkncnn.cpu_fallback) and shaders/ (vkncnn.shaders).
+The runtime is what pyproject.toml installs under `vkncnn`, less vkncnn.tools and
+vkncnn/__main__.py (`python -m vkncnn`, the command's entry point, which nothing imports):
+vkncnn/, cpu_fallback/ (vkncnn.cpu_fallback) and shaders/ (vkncnn.shaders).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUNTIME_PACKAGES = {"vkncnn": ROOT / "vkncnn", "vkncnn.cpu_fallback": ROOT / "cpu_fallback",
                     "vkncnn.shaders": ROOT / "shaders"}
 TOOLS = "vkncnn.tools"
+ENTRY_POINT = "vkncnn.__main__"  # runs the tools' command line; not imported by the runtime
 GPU_PACKAGES = ("vkncnn.gpu.compiler", "vkncnn.gpu.ops", "vkncnn.gpu.vulkan")
 Edges = dict[str, dict[str, set[tuple[str, int, str]]]]  # node -> node -> {(file, line, what)}
 
@@ -61,7 +63,7 @@ def runtime_modules() -> dict[str, Module]:
             if is_package:
                 parts.pop()
             name = ".".join([package, *parts])
-            if name == TOOLS or name.startswith(TOOLS + "."):
+            if name == TOOLS or name.startswith(TOOLS + ".") or name == ENTRY_POINT:
                 continue
             modules[name] = Module(name, path, is_package)
     return modules

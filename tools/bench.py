@@ -1,7 +1,13 @@
-"""vkncnn bench: benchncnn's model set, timed, optionally against real ncnn in the same run.
+"""vkncnn bench: benchncnn's model set, or any model, timed, optionally against real ncnn in the same run.
 
     vkncnn bench --cpu --threads 2 --loops 8
     vkncnn bench --gpu --compare-ncnn --models resnet18,vgg16 --json out.json
+    vkncnn bench my.param [my.bin] --shape data=3,224,224
+
+A model is a benchmark name or a .param path (tools/model_source.py): a path takes its
+input shapes from --shape or from its .param's hints, and seeded random weights when no
+.bin is given. A model that fails prints one line with the reason and makes the exit
+status 1.
 
 Per model: load time, first inference, then min/median/max over --loops timed
 inferences after --warmup. With --compare-ncnn, real ncnn runs the same .param,
@@ -22,10 +28,9 @@ import sys
 import tempfile
 import time
 
-import numpy as np
-
-from .benchmark_models import INPUT_SHAPES, param_path
-from .randweights import random_weights
+from .benchmark_models import INPUT_SHAPES
+from .cmd_common import CommandError, parse_shape
+from .model_source import ModelSource, resolve_model
 
 
 def _rss_peak_mb() -> float:
@@ -179,11 +184,13 @@ def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dic
     return times
 
 
-def bench_model(model: str, args) -> dict:
-    weights = random_weights(str(param_path(model)), seed=0, input_shapes=INPUT_SHAPES[model])
-    x = np.random.default_rng(1).uniform(-1, 1, INPUT_SHAPES[model]).astype(np.float32)
+def bench_model(source: ModelSource, args) -> dict:
+    model = source.label
+    weights = source.weights(seed=0)
+    inputs = list(source.random_inputs(seed=1).values())
+    x = inputs[0] if len(inputs) == 1 else inputs  # one input: the array itself, as _per_input takes it
     with tempfile.TemporaryDirectory() as tmp:
-        param = str(param_path(model))
+        param = str(source.param)
         runners = [VkncnnRunner(param, weights, args)]
         if args.compare_ncnn:
             runners.append(NcnnRunner(param, weights, args, tmp))
@@ -228,16 +235,23 @@ def add_runner_arguments(ap: argparse.ArgumentParser) -> None:
     dev.add_argument("--gpu", action="store_true", help="Vulkan path")
     dev.add_argument("--cpu", action="store_true", help="numpy path (default)")
     ap.add_argument("--device", type=int, default=0, help="Vulkan device index")
-    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1,
+                    help="CPU threads for BLAS / OpenMP (default: all cores)")
     prec = ap.add_mutually_exclusive_group()
     prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
     prec.add_argument("--fp32", dest="fp16", action="store_false", help="fp32 storage")
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="vkncnn bench", description=__doc__.split("\n\n")[0])
+def add_arguments(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument("model", metavar="MODEL", nargs="?",
+                    help="a .param path or a benchmark model name (default: --models)")
+    ap.add_argument("bin", metavar="MODEL.bin", nargs="?",
+                    help="MODEL's weights (default: seeded random weights fitted to the input)")
+    ap.add_argument("--shape", action="append", default=[], type=parse_shape, metavar="NAME=DIMS",
+                    help="an input's shape in numpy order, NAME=3,224,224 (repeat per input); default: "
+                         "benchncnn's for benchmark models, the .param's hints for others")
     add_runner_arguments(ap)
-    ap.add_argument("--loops", type=int, default=8)
+    ap.add_argument("--loops", type=int, default=8, help="timed inferences per model (default 8)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed loops first")
     ap.add_argument("--warmup-s", type=float, help="...and at least this many seconds of them "
                     "(default: 2 on the GPU, whose clock ramps up under load; 0 on the CPU)")
@@ -245,12 +259,28 @@ def main(argv=None) -> int:
                     "(default: 5 on the CPU, 10 on the GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
                     "runtime's threads sleep (default: 300 on the CPU, 0 on the GPU)")
-    ap.add_argument("--models", default=",".join(INPUT_SHAPES), help="comma-separated model names")
+    ap.add_argument("--models", help="comma-separated benchmark names or .param paths "
+                    "(default: every benchmark model)")
     ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--profile", nargs="?", const="layers", choices=("layers", "dispatches"),
                     help="also print a per-layer time breakdown (GPU: per dispatch with 'dispatches')")
-    args = ap.parse_args(argv)
+
+
+def model_sources(args) -> list[ModelSource]:
+    """Every model to time, resolved before any is timed: a wrong name or path fails at once."""
+    if args.model and args.models:
+        raise CommandError("give the model either as MODEL or with --models, not both")
+    if args.bin and not args.model:
+        raise CommandError("a MODEL.bin needs its MODEL.param before it")
+    if args.model:
+        return [resolve_model(args.model, args.shape, args.bin)]
+    names = args.models.split(",") if args.models else list(INPUT_SHAPES)
+    return [resolve_model(name, args.shape) for name in names if name]
+
+
+def run(args) -> int:
+    """Time each model; 1 when any failed (each failure is one line of the table)."""
     if args.block is None:
         args.block = 10 if args.gpu else 5
     if args.warmup_s is None:
@@ -259,23 +289,29 @@ def main(argv=None) -> int:
         args.settle_ms = 0.0 if args.gpu else 300.0
     if args.threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
+    sources = model_sources(args)
+    width = max(20, *(len(s.label) + 2 for s in sources))
     results = []
-    head = f"{'model':<20}{'load ms':>9}{'first ms':>10}{'min':>9}{'median':>9}{'max':>9}"
+    head = f"{'model':<{width}}{'load ms':>9}{'first ms':>10}{'min':>9}{'median':>9}{'max':>9}"
     if args.compare_ncnn:
         head += f"{'ncnn med':>10}{'ratio':>7}"
     print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: "
           f"{'fp16' if args.fp16 and args.gpu else 'fp32'}  threads: {args.threads}  "
           f"interleave: blocks of {args.block}, {args.settle_ms:g} ms apart")
     print(head)
-    for model in args.models.split(","):
+    failed = 0
+    for source in sources:
+        model = source.label
         try:
-            r = bench_model(model, args)
+            r = bench_model(source, args)
         except Exception as e:
-            print(f"{model:<20} failed: {type(e).__name__}: {e}")
-            results.append({"model": model, "error": f"{type(e).__name__}: {e}"})
+            reason = " ".join(f"{type(e).__name__}: {e}".split())
+            print(f"{model:<{width}} failed: {reason}", flush=True)
+            results.append({"model": model, "error": reason})
+            failed += 1
             continue
         results.append(r)
-        line = (f"{model:<20}{r['vkncnn_load_ms']:9.1f}{r['vkncnn_first_ms']:10.1f}{r['vkncnn_min_ms']:9.2f}"
+        line = (f"{model:<{width}}{r['vkncnn_load_ms']:9.1f}{r['vkncnn_first_ms']:10.1f}{r['vkncnn_min_ms']:9.2f}"
                 f"{r['vkncnn_median_ms']:9.2f}{r['vkncnn_max_ms']:9.2f}")
         if args.compare_ncnn:
             line += f"{r['ncnn_median_ms']:10.2f}{r['ratio']:7.2f}"
@@ -284,7 +320,13 @@ def main(argv=None) -> int:
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    return 0
+    return 1 if failed else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="vkncnn bench", description=__doc__.split("\n\n")[0])
+    add_arguments(ap)
+    return run(ap.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -126,7 +126,7 @@ def build(shaders: BuiltinShaders, force: bool = False, verbose: bool = True) ->
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m vkncnn.tools.build_spirv", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="vkncnn build-spirv", description=__doc__.split("\n")[0])
     parser.add_argument("--check", action="store_true", help="verify only; exit 1 if stale or missing")
     parser.add_argument("--force", action="store_true", help="recompile every variant")
     parser.add_argument("--shader-dir", type=Path, default=SHADER_DIR, help="default: the package's shaders/")

@@ -1,8 +1,11 @@
-"""Compare every benchmark model across runtimes: real ncnn (CPU, fp32) is the reference.
+"""Compare every benchmark model, or any .param, across runtimes: real ncnn (CPU, fp32) is the reference.
 
-    python -m vkncnn.tools.compare_models [--models a,b] [--gpu] [--json out.json]
+    vkncnn compare [--models a,b] [--gpu] [--json out.json]
+    vkncnn compare --models my.param --shape data=3,224,224
 
-Each model gets seeded random weights (tools/randweights) and a seeded input.
+Each model gets seeded random weights (tools/randweights) and a seeded input. A model is
+a benchmark name or a .param path; a path takes its input shapes from --shape or from
+its .param's hints (tools/model_source.py).
 Columns: max relative error (max |a-b| / max(1, max |ref|)) over all outputs of
 vkncnn's numpy path, and with --gpu of vkncnn's Vulkan path in fp32 and fp16
 storage. Real ncnn runs with its fp16/bf16 options off.
@@ -18,9 +21,10 @@ import time
 
 import numpy as np
 
-from .benchmark_models import INPUT_SHAPES, param_path
+from .benchmark_models import INPUT_SHAPES
+from .cmd_common import CommandError, parse_shape
+from .model_source import ModelSource, resolve_model
 from .ncnn_oracle import run_ncnn
-from .randweights import random_weights
 
 
 def with_detections(text: str) -> str:
@@ -93,20 +97,21 @@ def run_vkncnn(text: str, weights: bytes, inputs: dict, outputs: list, gpu: bool
     return net.run(inputs, outputs)
 
 
-def compare_model(name: str, gpu: bool) -> dict:
+def compare_model(source: ModelSource, gpu: bool) -> dict:
     import vkncnn
 
-    text = with_detections(param_path(name).read_text())
-    weights = random_weights(str(param_path(name)), seed=0, input_shapes=INPUT_SHAPES[name])
+    if str(source.param).endswith(".bin"):
+        raise CommandError(f"{source.label}: compare reads a text .param, not a binary .param.bin")
+    text = with_detections(source.param.read_text())
+    weights = source.weights(seed=0)
     probe = vkncnn.Net()
     probe.opt.use_vulkan_compute = False
     probe.load_param_mem(text)
-    rng = np.random.default_rng(1)
-    inputs = {n: rng.uniform(-1, 1, INPUT_SHAPES[name]).astype(np.float32) for n in probe.input_names()}
+    inputs = source.random_inputs(seed=1)
     outputs = probe.output_names()
     heads, _ = detection_head_inputs(text)
     ref = run_ncnn(text, weights, inputs, outputs + heads)
-    row = {"model": name}
+    row = {"model": source.label}
     variants = [("cpu", False, False)] + ([("gpu_fp32", True, False), ("gpu_fp16", True, True)] if gpu else [])
     for label, on_gpu, fp16 in variants:
         t0 = time.perf_counter()
@@ -122,17 +127,24 @@ def compare_model(name: str, gpu: bool) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--models", default=",".join(INPUT_SHAPES))
+    ap = argparse.ArgumentParser(prog="vkncnn compare", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", default=",".join(INPUT_SHAPES),
+                    help="comma-separated benchmark names or .param paths (default: every benchmark model)")
+    ap.add_argument("--shape", action="append", default=[], type=parse_shape, metavar="NAME=DIMS",
+                    help="an input's shape in numpy order, NAME=3,224,224 (repeat per input); default: "
+                         "benchncnn's for benchmark models, the .param's hints for others")
     ap.add_argument("--gpu", action="store_true", help="also the Vulkan path, fp32 and fp16 storage")
-    ap.add_argument("--json")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args(argv)
+    sources = [resolve_model(name, args.shape) for name in args.models.split(",") if name]
+    width = max(20, *(len(s.label) + 2 for s in sources))
     rows = []
     labels = ["cpu", "gpu_fp32", "gpu_fp16"] if args.gpu else ["cpu"]
-    print(f"{'model':<20}" + "".join(f"{k:>10}" for k in labels)
+    print(f"{'model':<{width}}" + "".join(f"{k:>10}" for k in labels)
           + "   (detection models: final output / detection-head inputs)")
-    for name in args.models.split(","):
-        row = compare_model(name, args.gpu)
+    for source in sources:
+        name = source.label
+        row = compare_model(source, args.gpu)
         rows.append(row)
         cells = []
         for k in labels:
@@ -140,7 +152,7 @@ def main(argv=None) -> int:
             cells.append(f"{c:>10.2e}" if isinstance(c, float) else f"  {c}")
             if h is not None:
                 cells[-1] += f"/{h:.1e}"
-        print(f"{name:<20}" + "".join(cells), flush=True)
+        print(f"{name:<{width}}" + "".join(cells), flush=True)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

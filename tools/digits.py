@@ -110,7 +110,7 @@ def report(result: DigitsResult, show: int, out: Callable[[str], None] = print) 
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m vkncnn.tools.digits",
+    ap = argparse.ArgumentParser(prog="vkncnn digits",
                                  description="Classify sklearn's 8x8 test digits with vkncnn.")
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--cpu", dest="use_gpu", action="store_false", default=None,

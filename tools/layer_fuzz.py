@@ -241,12 +241,13 @@ def _show(type_name: str, seed: int, index: int) -> None:
 def main(argv=None) -> int:
     from vkncnn.tools.layer_fuzz_cases import GENERATORS
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="vkncnn layerfuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--layers", default=",".join(GENERATORS), help="comma-separated layer types")
     ap.add_argument("--cases", type=int, default=30, help="cases per layer")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0, help="seed: case N of a seed is the same on any machine")
     ap.add_argument("--case", type=int, default=None, help="run only case N (a replay)")
-    ap.add_argument("--paths", default=",".join(PATHS))
+    ap.add_argument("--paths", default=",".join(PATHS),
+                    help=f"comma-separated vkncnn paths to check against ncnn (default: {','.join(PATHS)})")
     ap.add_argument("--show", action="store_true", help="print the replayed case's .param and shapes")
     ap.add_argument("--notes", action="store_true", help="also print ncnn crashes and ncnn-only rejections")
     args = ap.parse_args(argv)

@@ -110,10 +110,10 @@ def random_weights(param_path: str, seed: int = 0, input_shapes: dict | None = N
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("param")
-    ap.add_argument("bin")
-    ap.add_argument("--seed", type=int, default=0)
+    ap = argparse.ArgumentParser(prog="vkncnn randweights", description=__doc__.split("\n\n")[0])
+    ap.add_argument("param", metavar="MODEL.param", help="the model whose layers say what weights they need")
+    ap.add_argument("bin", metavar="MODEL.bin", help="the .bin to write")
+    ap.add_argument("--seed", type=int, default=0, help="the same seed writes the same bytes")
     ap.add_argument("--shape", help="input shape c,h,w: rescale layers so activations keep unit spread")
     args = ap.parse_args(argv)
     shape = tuple(int(v) for v in args.shape.split(",")) if args.shape else None

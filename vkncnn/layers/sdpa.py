@@ -111,7 +111,7 @@ class SDPA(Layer):
         self._check_inputs(bottoms)
         q, k, v = bottoms[0], bottoms[1], bottoms[2]
         qs, ks, vs = q.numpy_shape(), k.numpy_shape(), v.numpy_shape()
-        if (len(qs) != 3 or len(ks) != 3 or len(vs) != 3 or qs[0] % ks[0] or qs[2] != ks[2]
+        if (len(qs) != 3 or len(ks) != 3 or len(vs) != 3 or not ks[0] or qs[0] % ks[0] or qs[2] != ks[2]
                 or vs[0] != ks[0] or vs[1] != ks[1]):
             raise ShapeError(f"SDPA expects q (heads,src,d), k (groups,dst,d), v (groups,dst,dv) with "
                              f"heads divisible by groups; got {qs}, {ks}, {vs}")
