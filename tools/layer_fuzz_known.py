@@ -184,7 +184,7 @@ def known_ncnn_bug(case) -> str:
             # SAME padding that crops one axis (negative amount) while padding the other, on
             # packed channels: ncnn corrupts the heap ("pool allocator destroyed too early").
             # Unpacked channels are compared as usual: vkncnn crops as ncnn does there
-            # (conv.same_crop_quirk; 360 case-paths of 3, 5 and 6 channels agreed, session 8)
+            # (conv.same_crop_quirk; 360 case-paths of 3, 5 and 6 channels agreed)
             return "ncnn ConvolutionDepthWise SAME padding cropping one axis of packed channels corrupts memory"
     if case.type_name == "Interp" and case.inputs[0].ndim == 4 and case.params.get(0) == 3:
         # bicubic on a 4-D blob: ncnn's x86 kernel returns inf/nan that change run to run
