@@ -480,8 +480,8 @@ def test_extract_good_argument_forms():
 
 # -- Mat ----------------------------------------------------------------------------------------
 def test_mat_larger_than_memory_is_refused_without_allocating(monkeypatch):
-    import vkncnn.mat as mat_module
-    monkeypatch.setattr(mat_module, "default_budget", lambda: 1 << 30)  # any machine: a 1 GiB budget
+    import vkncnn.array_checks as checks
+    monkeypatch.setattr(checks, "default_budget", lambda: 1 << 30)  # any machine: a 1 GiB budget
     run = Bounded(vkncnn.Mat, 2048, 2048, 2048)
     err = run.refused(MatAllocationError, "Mat(2048, 2048, 2048)", "34359738368 bytes", "budget", peak=1 << 20)
     assert isinstance(err, MemoryError) and isinstance(err, vkncnn.MatError)

@@ -48,7 +48,7 @@ def test_elemsize_selects_storage(elemsize, dtype):
 
 
 @pytest.mark.parametrize("args,match", [
-    ((-1,), ">= 0"), ((2, 3, 4, 5, 6), "1-4 sizes"), (((0.5, 2),), "ints"), ((2.0, 3), "ints"),
+    ((-1,), ">= 0"), ((2, 3, 4, 5, 6), "1, 2, 3 or 4 dims"), (((0.5, 2),), "ints"), ((2.0, 3), "ints"),
     ((np.zeros((1, 1, 1, 1, 2)),), "1-4 dims"),
 ])
 def test_bad_shapes_raise(args, match):
@@ -83,13 +83,37 @@ def test_strided_arrays_are_read_by_value(name):
     np.testing.assert_array_equal(m.numpy(), view)
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float16, np.int32, np.int64, np.uint8, np.int8, np.uint16, bool])
-def test_real_dtypes_convert_by_value(dtype):
+@pytest.mark.parametrize("dtype", [np.float64, np.int64, bool])
+def test_other_real_dtypes_convert_by_value(dtype):
     rng = np.random.default_rng(1)
     a = (rng.integers(0, 2, (3, 4, 5)) if dtype is bool else rng.integers(-100, 250, (3, 4, 5))).astype(dtype)
     m = vkncnn.Mat(a)
     assert m.numpy().dtype == np.float32 and m.elemsize == 4
     np.testing.assert_array_equal(m.numpy(), a.astype(np.float32))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.int32, np.uint8, np.int8, np.uint16])
+def test_small_real_dtypes_are_shared_and_the_net_reads_their_values(dtype):
+    a = np.random.default_rng(1).integers(-100, 250, (3, 4, 5)).astype(dtype)
+    m = vkncnn.Mat(a)
+    assert m.elemsize == a.itemsize and m.numpy() is a
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = False
+    net.load_param_mem("7767517\n2 2\nInput in0 0 1 in0\nReLU relu 1 1 in0 out0\n")
+    with net.create_extractor() as ex:
+        ex.input("in0", m)
+        _, out = ex.extract("out0")
+    np.testing.assert_array_equal(out.numpy(), np.maximum(a.astype(np.float32), 0))
+
+
+def test_int32_array_reads_back_through_format_i_as_pyncnn():
+    a = np.array([1, 2, 3], np.int32)
+    for module in (vkncnn, ncnn):
+        view = module.Mat(a).numpy(format="i")
+        a[0] = 10 if module is vkncnn else 11
+        assert view.dtype == np.int32 and view[0] == a[0], module.__name__
+    f = vkncnn.Mat(np.array([1.5], np.float32))
+    assert f.numpy(format="i")[0] == np.float32(1.5).view(np.int32)  # the bits, as pyncnn
 
 
 def test_float64_fractions_round_to_float32():
@@ -109,17 +133,30 @@ def test_unconvertible_arrays_raise(bad, match):
 
 
 # -- ownership ----------------------------------------------------------------------------------
-def test_mat_never_aliases_the_users_array():
+def test_mat_shares_a_contiguous_float32_array_both_ways():
     a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    keep = a.copy()
     m = vkncnn.Mat(a)
     m.fill(7.0)
+    assert np.all(a == 7.0)
     m[3] = -1.0
-    m.numpy()[0, 0, 0] = 99.0
-    m.substract_mean_normalize([1.0, 2.0], [0.5, 0.5])
+    assert a.flat[3] == -1.0
+    a[...] = -5.0
+    assert np.all(m.numpy() == -5.0) and np.shares_memory(m.numpy(), a)
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.arange(24, dtype=np.float32).reshape(2, 3, 4)[:, :, ::2],   # strided
+    lambda: np.arange(24, dtype=np.float64).reshape(2, 3, 4),              # 8-byte values
+    lambda: np.broadcast_to(np.float32(3), (2, 3, 4)),                     # read-only view
+])
+def test_arrays_pyncnn_would_misread_are_copied_and_never_written(make):
+    a = make()
+    keep = a.copy()
+    m = vkncnn.Mat(a)
+    np.testing.assert_array_equal(m.numpy(), keep.astype(np.float32))
+    m.fill(9.0)
     np.testing.assert_array_equal(a, keep)
-    a[...] = -5.0  # and the other way round
-    assert not np.any(m.numpy() == -5.0)
+    assert not np.shares_memory(m.numpy(), a)
 
 
 def test_mat_stays_valid_after_the_array_is_gone():

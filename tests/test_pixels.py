@@ -127,7 +127,7 @@ def test_substract_mean_normalize_1d_2d_is_one_channel(shape):
     # ncnn's Scale reads one norm per row (2-D) or per element (1-D) past the end of the
     # list here; we treat the Mat as the single channel it is
     x = np.random.default_rng(0).uniform(0, 255, shape).astype(np.float32)
-    mat = vkncnn.Mat(x)
+    mat = vkncnn.Mat(x.copy())
     mat.substract_mean_normalize([10.0], [0.5])
     expected = (x.astype(np.float64) * np.float32(0.5) + np.float32(-10.0 * 0.5)).astype(np.float32)
     np.testing.assert_array_equal(mat.numpy(), expected)

@@ -7,8 +7,9 @@ belongs fails at the call instead of as a confusing lookup miss or a silent zero
 
 from __future__ import annotations
 
+from .array_checks import is_int
 from .errors import ArgumentError, ArgumentTypeError
-from .mat import Mat, is_int
+from .mat import Mat
 
 _SCALARS = (bool, float, complex, str, bytes, type(None))
 

@@ -1,12 +1,34 @@
-"""pyncnn's GPU query functions; they load the Vulkan runtime only when called.
+"""pyncnn's GPU query functions and GPU classes; they load the Vulkan runtime only when
+called or first named.
 
-Without a Vulkan loader or device they report zero GPUs instead of failing, so
+Without a Vulkan loader or device the functions report zero GPUs instead of failing, so
 CPU-only machines run the same scripts.
 """
 
 from __future__ import annotations
 
+import importlib
+
 from .errors import GpuError
+
+# pyncnn's GPU classes: vkncnn.<name> resolves to the runtime's class on first use
+GPU_CLASSES = {
+    "VulkanDevice": "device", "GpuInfo": "gpu_info", "VkBufferMemory": "allocator",
+    "VkImageMemory": "image_memory", "VkAllocator": "allocator", "VkBlobAllocator": "allocator",
+    "VkWeightAllocator": "allocator", "VkStagingAllocator": "allocator",
+    "VkWeightStagingAllocator": "allocator",
+}
+
+
+def gpu_class(name: str):
+    """The GPU runtime's class `name`; loading it loads the Vulkan runtime."""
+    try:
+        importlib.import_module("vkncnn.gpu.vulkan.instance")  # wires VulkanDevice(index) to the devices
+        module = importlib.import_module(f"vkncnn.gpu.vulkan.{GPU_CLASSES[name]}")
+    except ImportError as e:
+        raise GpuError(f"vkncnn.{name} needs the Vulkan runtime, which could not be loaded ({e}); "
+                       "install the GPU extra: pip install 'vkncnn[gpu]'") from None
+    return getattr(module, name)
 
 
 def _instance():

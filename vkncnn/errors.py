@@ -51,6 +51,11 @@ class MatError(Error, TypeError):
     """A Mat could not be made from, or converted to, what was given."""
 
 
+class MatShapeError(MatError, RuntimeError):
+    """A Mat shape ncnn's binding refuses (too many dims, a batch axis out of range): a
+    RuntimeError too, as pyncnn raises one."""
+
+
 class MatAllocationError(MatError, MemoryError):
     """A Mat (or an image made from one) would need more memory than the machine has."""
 
@@ -84,3 +89,7 @@ def where(source: str | None, line: int | None = None) -> str:
     if source is None:
         return ""
     return f"{source}:{line}: " if line is not None else f"{source}: "
+
+
+class MissingPackageError(Error, ImportError):
+    """An optional package (OpenCV for drawing, ...) that a helper needs is not installed."""

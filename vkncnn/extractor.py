@@ -23,10 +23,11 @@ import sys
 import numpy as np
 
 from .argcheck import check_extract, check_input
+from .batch_forward import forward_batched, item, stack_items
 from .blas_threads import set_blas_threads, update_load_cap
-from .errors import BlobNotFoundError, Error, LayerError
+from .errors import ArgumentTypeError, BlobNotFoundError, Error, LayerError
 from .layer import layer_failure
-from .mat import Mat
+from .mat import Mat, input_values
 
 
 def run_deferred_releases() -> None:
@@ -47,10 +48,14 @@ def defer_gpu_release(release, *args) -> None:
 
 
 class Extractor:
-    def __init__(self, net) -> None:
+    def __init__(self, net=None) -> None:
+        if net is None:
+            raise ArgumentTypeError("Extractor: No constructor defined for scripts; an Extractor comes from "
+                                    "net.create_extractor()")
         self.net = net
         self._opt = net.opt.copy()
         self._blobs: dict[int, np.ndarray] = {}
+        self._batch: dict[int, int] = {}  # n of the blobs that hold a batch (vkncnn/batch_forward.py)
         self._pending_consumers: dict[int, int] = {}
         self._gpu = None  # per-extractor GPU state, made on first GPU extract
 
@@ -74,6 +79,7 @@ class Extractor:
     def clear(self) -> None:
         run_deferred_releases()
         self._blobs.clear()
+        self._batch.clear()
         self._pending_consumers.clear()
         state, self._gpu = self._gpu, None
         if state is not None:
@@ -106,6 +112,12 @@ class Extractor:
     def set_staging_vkallocator(self, allocator) -> None:
         self.opt.staging_vkallocator = allocator
 
+    def set_kvcache_allocator(self, allocator) -> None:
+        self.opt.kvcache_allocator = allocator
+
+    def set_kvcache_max_seqlen_hint(self, max_seqlen_hint: int) -> None:
+        self.opt.kvcache_max_seqlen_hint = max_seqlen_hint
+
     # -- blobs by name or index -----------------------------------------------------------
     def _resolve(self, blob) -> int:
         blobs = self.net.graph.blobs
@@ -126,10 +138,10 @@ class Extractor:
         index = self._resolve(blob)
         if not isinstance(mat, Mat):
             mat = Mat(mat)
-        data = mat.numpy()  # an empty Mat is allowed, as in ncnn (e.g. a first, empty KV cache)
-        if data.dtype != np.float32:
-            data = data.astype(np.float32)
+        # an empty Mat is allowed, as in ncnn (e.g. a first, empty KV cache)
+        data, n = input_values(mat)
         self._blobs[index] = data
+        self._set_batch(index, n)
         if self._gpu is not None:
             self._gpu.forget(index)
         return 0
@@ -152,19 +164,42 @@ class Extractor:
         self.net._prepare()
         data = self._blobs.get(index)
         if data is None:  # computed once per extractor, whichever path computes it
-            data = self._gpu_state().extract(index) if self._use_gpu() else self._forward_cpu(index)
+            data = self._extract_gpu(index) if self._use_gpu() else self._forward_cpu(index)
             # C order: kernels may leave a blob channels-last in memory (vkncnn/channels_last.py);
             # a copy: the GPU path's download buffer is the plan's, refilled at its next replay
             data = self._blobs[index] = np.array(data, dtype=np.float32, copy=True, order="C")
-        result = Mat.from_array(data.copy())
+        n = self._batch.get(index, 1)
+        result = Mat.from_array(data.copy(), n=n)
         if out_mat is not None:
-            out_mat._set(result._data, result.dims)
+            out_mat._set(result._data, result.dims, n=n)
             return 0
         return 0, result
+
+    def _set_batch(self, index: int, n: int) -> None:
+        if n > 1:
+            self._batch[index] = n
+        else:
+            self._batch.pop(index, None)
 
     # -- the numpy path -----------------------------------------------------------------------
     def _use_gpu(self) -> bool:
         return self.net.gpu is not None and self.opt.use_vulkan_compute
+
+    def _extract_gpu(self, index: int) -> np.ndarray:
+        n = max(self._batch.values(), default=1)
+        if n == 1:
+            return self._gpu_state().extract(index)
+        # a batch runs item by item through the same recorded plan (one plan per input shape)
+        outputs = []
+        for b in range(n):
+            blobs = {bi: item(data, self._batch.get(bi, 1), b) for bi, data in self._blobs.items()}
+            state = self.net.gpu.new_extractor_state(blobs, self._opt)
+            try:
+                outputs.append(np.array(state.extract(index), dtype=np.float32, copy=True))
+            finally:
+                state.release()
+        self._batch[index] = n
+        return stack_items(f"blob {self.net.graph.blobs[index].name!r}", outputs)
 
     def _gpu_state(self):
         if self._gpu is None:
@@ -185,15 +220,21 @@ class Extractor:
     def _run_layer_cpu(self, li: int) -> None:
         layer = self.net.graph.layers[li]
         bottoms = [self._blobs[bi] for bi in layer.bottoms]
+        sizes = [self._batch.get(bi, 1) for bi in layer.bottoms]
+        top_sizes = [1] * len(layer.tops)
         try:
-            tops = layer.forward_cpu(bottoms, self.opt)
+            if max(sizes, default=1) == 1:
+                tops = layer.forward_cpu(bottoms, self.opt)
+            else:
+                tops, top_sizes = forward_batched(layer, bottoms, sizes, self.opt)
         except Exception as e:
             raise layer_failure(layer, e, f"on inputs {[tuple(b.shape) for b in bottoms]}") from e
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} ({layer.type}) returned {len(tops)} blobs, "
                              f"expected {len(layer.tops)}")
-        for bi, data in zip(layer.tops, tops):
+        for bi, data, n in zip(layer.tops, tops, top_sizes):
             self._blobs[bi] = data
+            self._set_batch(bi, n)
         if self.opt.lightmode:
             self._release_consumed(li)
 
@@ -207,4 +248,5 @@ class Extractor:
             self._pending_consumers[bi] = left
             if left <= 0:
                 self._blobs.pop(bi, None)
+                self._batch.pop(bi, None)
                 self._pending_consumers.pop(bi, None)

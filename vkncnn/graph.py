@@ -11,15 +11,19 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .errors import Error
+from .mat import Mat
 
 
 @dataclass
 class Blob:
-    name: str
+    """ncnn's Blob: name, producer, consumer, shape (a Mat of sizes, no data); `Blob()`
+    constructs an empty one, as pyncnn's."""
+
+    name: str = ""
     producer: int = -1
     consumer: int = -1  # the last consumer, as ncnn records it
     consumers: list[int] = field(default_factory=list)
-    shape: tuple = ()
+    shape: Mat = field(default_factory=Mat)
 
 
 class Graph:

@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from .channels_last import plan_channels_last
+from .device_api import get_gpu_device
 from .errors import (
     ArgumentError,
     ArgumentTypeError,
@@ -297,7 +298,13 @@ class Net:
         self._vkdev_index = None if index == -1 else int(index)
 
     def vulkan_device(self):
-        return None if self.gpu is None else self.gpu.vkdev
+        """The VulkanDevice this net runs on: once bound, or once set_vulkan_device() chose
+        one; None before either, as in pyncnn."""
+        if self.gpu is not None:
+            return self.gpu.vkdev
+        if self._vkdev_index is None:
+            return None
+        return get_gpu_device(self._vkdev_index)
 
     def _bind_gpu(self) -> None:
         """Choose the GPU path if asked for and available; otherwise the numpy path."""

@@ -17,6 +17,7 @@ _INT_RANGES = {
     "openmp_blocktime": (0, 1 << 20),  # ms
     "flush_denormals": (0, 3),         # off, DAZ, FTZ, both
     "vulkan_device_index": (-1, 1 << 16),  # -1 = the default device
+    "kvcache_max_seqlen_hint": (0, 1 << 30),
 }
 
 
@@ -35,6 +36,9 @@ class Option:
         self.blob_vkallocator = None
         self.workspace_vkallocator = None
         self.staging_vkallocator = None
+        self.kvcache_allocator = None
+        self.kvcache_vkallocator = None
+        self.kvcache_max_seqlen_hint = 0  # tokens a KV cache is expected to grow to; 0 = unknown
         self.pipeline_cache = None
         self.openmp_blocktime = 20
         self.use_winograd_convolution = True

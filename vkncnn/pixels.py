@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .array_checks import as_array, check_buffer, is_int
 from .errors import MatError
-from .mat import Mat, as_array, check_buffer, is_int
+from .mat import Mat
 
 PIXEL_CONVERT_SHIFT = 16
 PIXEL_FORMAT_MASK = 0x0000FFFF

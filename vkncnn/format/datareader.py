@@ -31,6 +31,21 @@ class DataReader:
     def read_bytes(self, size: int) -> bytes:  # pragma: no cover - interface
         raise ModelFormatError(f"{type(self).__name__} does not implement read_bytes")
 
+    def read(self, buf, size: int) -> int:
+        """pyncnn's read(buf, size): fill the writable buffer `buf` (bytearray, memoryview,
+        numpy array) with up to `size` bytes; the count read. Subclasses in pyncnn style
+        override this instead of read_bytes."""
+        view = memoryview(buf).cast("B")
+        size = min(int(size), len(view))
+        data = self.read_bytes(size)
+        view[:len(data)] = data
+        return len(data)
+
+    def scan(self, format: str, p=None) -> int:
+        """pyncnn's scan(format, p): text scanning, which vkncnn's readers do not do (the
+        text .param parser reads lines itself); 0 values scanned, as ncnn's base reader."""
+        return 0
+
     def read_all(self, limit: int) -> bytes:
         """Up to `limit` bytes: everything if the source holds less."""
         chunks, total = [], 0
@@ -241,7 +256,7 @@ def as_reader(source, limit: FileLimit = FileLimit()) -> tuple[DataReader, str]:
     does); `limit` refuses a larger file before a byte of it is read.
     """
     if isinstance(source, DataReader):
-        if type(source).read_bytes is DataReader.read_bytes and hasattr(source, "read"):
+        if type(source).read_bytes is DataReader.read_bytes and type(source).read is not DataReader.read:
             wrapped = _PyncnnStyleReader(source)
             return wrapped, wrapped.name
         return source, str(getattr(source, "name", "<reader>"))

@@ -13,6 +13,7 @@ import struct
 import numpy as np
 
 from ..errors import ParamError
+from ..mat import Mat
 
 MAX_PARAM_COUNT = 32
 
@@ -28,6 +29,14 @@ class RawArray(np.ndarray):
     """An int32 array from a binary param file; read as float32 when asked for floats."""
 
 
+class MatArray(np.ndarray):
+    """A float32 array set from a Mat (`pd.set(id, mat)`): ncnn's type 4, read back as a Mat."""
+
+
+def _is_mat(value) -> bool:
+    return isinstance(value, Mat)
+
+
 def _as_raw_array(words: np.ndarray) -> RawArray:
     return np.asarray(words, dtype="<i4").view(RawArray)
 
@@ -40,7 +49,9 @@ class ParamDict:
     def set(self, key: int, value) -> None:
         if not 0 <= int(key) < MAX_PARAM_COUNT:
             raise KeyError(f"param id {key} out of range 0..{MAX_PARAM_COUNT - 1}")
-        if isinstance(value, (list, tuple)):
+        if _is_mat(value):
+            value = np.array(value.numpy(), dtype=np.float32).ravel().view(MatArray)
+        elif isinstance(value, (list, tuple)):
             is_float = any(isinstance(v, float) for v in value)
             value = np.asarray(value, dtype=np.float32 if is_float else np.int32)
         elif isinstance(value, np.ndarray) and not isinstance(value, RawArray):
@@ -67,6 +78,8 @@ class ParamDict:
             return 0
         if isinstance(v, str):
             return 7
+        if isinstance(v, MatArray):
+            return 4
         if isinstance(v, np.ndarray):
             return 6 if v.dtype == np.float32 else 5
         return 3 if isinstance(v, float) else 2
@@ -84,6 +97,10 @@ class ParamDict:
             return v if isinstance(v, str) else default
         if isinstance(default, np.ndarray):
             return self._get_array(v, default)
+        if _is_mat(default):
+            if not isinstance(v, np.ndarray):
+                return default
+            return Mat(np.array(v, dtype=np.float32))
         if isinstance(v, np.ndarray):
             if v.size == 1:  # `0=3,` style single-element arrays read as the scalar
                 v = v.item()

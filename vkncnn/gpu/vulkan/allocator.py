@@ -25,6 +25,7 @@ import numpy as np
 
 from ...errors import GpuError
 from . import lifetime
+from .image_memory import VkImageMemory
 from .vk import check, vk
 
 _WEIGHT_BLOCK = 8 << 20
@@ -119,7 +120,8 @@ class _RawBuffer:
         _count_live(self.size)
         check(lib.vkBindBufferMemory(dev, self.buffer, self.memory, 0), "vkBindBufferMemory")
         self.mapped = None
-        if map_memory:
+        host_visible = vkdev.info.memory_types()[type_index][0] & vk.VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT
+        if map_memory and host_visible:  # a script may set `mappable` on a device-local allocator
             ptr = ffi.new("void**")
             check(lib.vkMapMemory(dev, self.memory, 0, size, 0, ptr), "vkMapMemory")
             self.mapped = np.frombuffer(ffi.buffer(ptr[0], size), dtype=np.uint8)
@@ -218,7 +220,16 @@ class VkAllocator:
         """The memory type this allocator's buffers come from (pyncnn exposes it)."""
         return self.vkdev.find_memory_type(~0, self.required, self.preferred, self.avoided)
 
-    def fastMalloc(self, size: int, retain_device: bool = True) -> VkBufferMemory:
+    @property
+    def image_memory_type_index(self) -> int:
+        """The memory type images come from (device-local; pyncnn exposes it)."""
+        return self.vkdev.find_memory_type(~0, vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)
+
+    def fastMalloc(self, size: int, *image_args, retain_device: bool = True):
+        """fastMalloc(size) -> VkBufferMemory; fastMalloc(w, h, c, elemsize, elempack) ->
+        VkImageMemory, as pyncnn's two overloads."""
+        if image_args:
+            return self._image(size, *image_args)
         size = int(size)
         if size <= 0:
             raise GpuError(f"{type(self).__name__}.fastMalloc: size must be positive, got {size}")
@@ -242,8 +253,15 @@ class VkAllocator:
             self.vkdev.retain()
         return bm
 
+    def _image(self, w: int, h: int, c: int, elemsize: int, elempack: int) -> VkImageMemory | None:
+        self.vkdev.check_alive(f"{type(self).__name__}.fastMalloc")
+        return VkImageMemory(self.vkdev, w, h, c, elemsize, elempack, self.image_memory_type_index)
+
     def fastFree(self, bm: VkBufferMemory) -> None:
-        """Give a buffer back; it goes to the free list for reuse."""
+        """Give a buffer (or an image) back; a buffer goes to the free list for reuse."""
+        if isinstance(bm, VkImageMemory):
+            bm.destroy()
+            return
         if bm.dead:
             return
         with self._lock:
@@ -342,6 +360,14 @@ class VkStagingAllocator(VkAllocator):
         return vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT  # on discrete GPUs that is scarce BAR memory
 
 
+class VkWeightStagingAllocator(VkStagingAllocator):
+    """Host-visible staging for weight uploads (ncnn's VkWeightStagingAllocator); weights
+    are buffers only, so an image request gives None, as in ncnn."""
+
+    def _image(self, *args) -> None:
+        return None
+
+
 class VkWeightAllocator(VkAllocator):
     """Device-local weights, bump-allocated in 8 MB blocks; clear() frees them all."""
 
@@ -357,7 +383,9 @@ class VkWeightAllocator(VkAllocator):
     def required(self):
         return vk.VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT
 
-    def fastMalloc(self, size: int, retain_device: bool = True) -> VkBufferMemory:
+    def fastMalloc(self, size: int, *image_args, retain_device: bool = True):
+        if image_args:
+            return self._image(size, *image_args)
         size = int(size)
         if size <= 0:
             raise GpuError(f"VkWeightAllocator.fastMalloc: size must be positive, got {size}")
@@ -382,6 +410,9 @@ class VkWeightAllocator(VkAllocator):
 
     def fastFree(self, bm: VkBufferMemory) -> None:
         """Weights are never freed one by one; the block memory goes with clear()."""
+        if isinstance(bm, VkImageMemory):
+            bm.destroy()
+            return
         if bm.dead or not bm.retains:
             return
         with self._lock:

@@ -50,7 +50,19 @@ def _device_extensions(info: GpuInfo) -> list[str]:
 class VulkanDevice(RefCounted):
     """A logical device on one physical device (ncnn's VulkanDevice)."""
 
-    def __init__(self, instance, info: GpuInfo, index: int) -> None:
+    # instance.get_gpu_device, set by instance.py when it loads (it imports this module)
+    device_for_index = None
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) + len(kwargs) <= 1 and set(kwargs) <= {"device_index"}:
+            # pyncnn's VulkanDevice(device_index=0): the device the instance keeps for that
+            # index (one logical device per GPU, shared by every net and allocator)
+            return cls.device_for_index(args[0] if args else kwargs.get("device_index", 0))
+        return super().__new__(cls)
+
+    def __init__(self, instance=None, info: GpuInfo | None = None, index: int = 0, **kwargs) -> None:
+        if info is None:
+            return  # VulkanDevice(device_index): __new__ handed out the existing device
         ffi, lib = vk.ffi, vk.lib
         self.instance = instance
         self.info = info

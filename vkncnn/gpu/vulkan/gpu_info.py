@@ -142,6 +142,10 @@ class GpuInfo:
         if driver is not None:
             self._driver_name = ffi.string(driver.driverName).decode("utf-8", "replace")
 
+    def __call__(self) -> GpuInfo:
+        """`vkdev.info()`, as pyncnn spells it, gives this object; `vkdev.info.x()` too."""
+        return self
+
     # -- identity ---------------------------------------------------------------------------
     def device_name(self) -> str:
         return self._name

@@ -345,3 +345,6 @@ class _driver_override:
                 os.environ[var] = value
         if self.tmp is not None:
             os.unlink(self.tmp.name)
+
+
+VulkanDevice.device_for_index = staticmethod(get_gpu_device)

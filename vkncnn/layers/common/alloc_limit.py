@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
+from vkncnn.array_checks import MAX_ELEMENTS
 from vkncnn.errors import ShapeError
-from vkncnn.mat import MAX_ELEMENTS
 from vkncnn.memory_budget import budget_of, check_alloc
 
 

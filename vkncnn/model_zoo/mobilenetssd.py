@@ -1,0 +1,15 @@
+"""MobileNet-SSD on VOC (chuanqi305/MobileNet-SSD), 300 x 300."""
+
+from ._ssd import SSDModel
+from .class_names import VOC_CLASSES
+
+__all__ = ["MobileNet_SSD"]
+
+
+class MobileNet_SSD(SSDModel):  # noqa: N801  (ncnn's name)
+    def __init__(self, target_size=300, num_threads=1, use_gpu=False, *, model_dir=None):
+        self.mean_vals = [127.5, 127.5, 127.5]
+        self.norm_vals = [0.007843, 0.007843, 0.007843]
+        self.class_names = list(VOC_CLASSES)
+        super().__init__("mobilenet_ssd_voc_ncnn.param", "mobilenet_ssd_voc_ncnn.bin", target_size,
+                         num_threads, use_gpu, model_dir)
