@@ -367,8 +367,9 @@ def test_shadertest_fails_when_the_case_cannot_run(capsys):
 def test_shadertest_readme_example_passes(capsys):
     if gpu_count() == 0:
         pytest.skip("no Vulkan device")
-    line = next(ln for ln in README.read_text().splitlines() if ln.startswith("vkncnn-shadertest Convolution"))
-    args = line.split("#")[0].split()[1:]
+    found = re.search(r"`vkncnn shadertest (Convolution [^`]*)`", README.read_text())
+    assert found, "README's command-line section shows a shadertest of a Convolution"
+    args = found.group(1).split()
     assert "6=432" in args  # 16 outputs x 3 inputs x 3x3
     assert cli.main(["shadertest", *args]) == 0
     assert "PASS" in capsys.readouterr().out

@@ -7,7 +7,7 @@ failure prints one line, `vkncnn: error: <message>`, and no traceback: users of 
 line want the reason, not the stack. `--debug` (or VKNCNN_DEBUG=1) lets the exception
 through with its traceback, for bug reports.
 
-The model commands (info, run, bench, devices) are parsed here, from the arguments their
+The model commands (info, run, bench, profile, graph, devices) are parsed here, from the arguments their
 modules declare. The older tools keep their own parsers: everything after their name is
 handed to their main(argv) untouched, so their options and --help are theirs. Modules
 load only when their command runs, so `vkncnn --help` stays fast.
@@ -29,6 +29,8 @@ COMMANDS = {
     "info": ("vkncnn.tools.cmd_info", "a model's inputs, outputs, layer shapes, FLOPs, weights"),
     "run": ("vkncnn.tools.cmd_run", "run a model on .npy arrays or images"),
     "bench": ("vkncnn.tools.bench", "time a model or the benchmark models, optionally vs ncnn"),
+    "profile": ("vkncnn.tools.cmd_profile", "per-layer times of a model: table, HTML report, Chrome trace"),
+    "graph": ("vkncnn.tools.cmd_graph", "a model's layer graph as SVG or Graphviz DOT"),
     "devices": ("vkncnn.tools.cmd_devices", "the Vulkan devices, their features, the default one"),
 }
 # name -> (module, one-line help): tools with their own parser; their main(argv) gets the rest of the line

@@ -42,16 +42,19 @@ def is_path(token: str) -> bool:
     return token.endswith((".param", ".param.bin")) or "/" in token or Path(token).is_file()
 
 
+def find_param(token: str) -> tuple[str, Path]:
+    """(label, .param path) of a path or a benchmark model's name; a CommandError when neither."""
+    if is_path(token):
+        return token, existing_file(token, "model")
+    if param_path(token).exists():
+        return token, param_path(token)
+    raise CommandError(f"unknown model {token!r}: not a .param file, and not one of the benchmark models "
+                       f"({', '.join(sorted(p.stem for p in BENCHMARK_DIR.glob('*.param')))})")
+
+
 def resolve_model(token: str, given: list[tuple[str | None, Shape]] = (), bin_path: str | None = None) -> ModelSource:
     """The model `token` names, with a shape for every input; a CommandError says what is missing."""
-    if is_path(token):
-        param = existing_file(token, "model")
-        label = token
-    elif param_path(token).exists():
-        param, label = param_path(token), token
-    else:
-        raise CommandError(f"unknown model {token!r}: not a .param file, and not one of the benchmark models "
-                           f"({', '.join(sorted(p.stem for p in BENCHMARK_DIR.glob('*.param')))})")
+    label, param = find_param(token)
     weights = existing_file(bin_path, "weights") if bin_path else None
     net = load_param(param)
     names = net.input_names()

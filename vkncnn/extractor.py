@@ -19,6 +19,8 @@ clear(), `with` and plain dropping all hand the plans back, each exactly once.
 from __future__ import annotations
 
 import sys
+import time
+from collections.abc import Callable
 
 import numpy as np
 
@@ -58,6 +60,7 @@ class Extractor:
         self._batch: dict[int, int] = {}  # n of the blobs that hold a batch (vkncnn/batch_forward.py)
         self._pending_consumers: dict[int, int] = {}
         self._gpu = None  # per-extractor GPU state, made on first GPU extract
+        self._layer_observer: Callable | None = None
 
     @property
     def opt(self):
@@ -90,6 +93,15 @@ class Extractor:
         state = getattr(self, "_gpu", None)
         if state is not None:
             defer_gpu_release(state.release)
+
+    def set_layer_observer(self, observer: Callable | None) -> None:
+        """numpy path: call `observer(layer, start, end)` after each layer's forward_cpu, with
+        time.perf_counter() seconds taken around it; None (the default) turns it off. Beyond
+        ncnn's API: `vkncnn profile` times layers with it. The GPU path times its layers with
+        device timestamps instead (NetGpu.profile)."""
+        if observer is not None and not callable(observer):
+            raise Error(f"set_layer_observer(): expected a callable or None, got {type(observer).__name__}")
+        self._layer_observer = observer
 
     def set_light_mode(self, enable: bool) -> None:
         self.opt.lightmode = bool(enable)
@@ -222,6 +234,8 @@ class Extractor:
         bottoms = [self._blobs[bi] for bi in layer.bottoms]
         sizes = [self._batch.get(bi, 1) for bi in layer.bottoms]
         top_sizes = [1] * len(layer.tops)
+        observer = self._layer_observer  # off: one attribute read per layer, no clock
+        start = time.perf_counter() if observer is not None else 0.0
         try:
             if max(sizes, default=1) == 1:
                 tops = layer.forward_cpu(bottoms, self.opt)
@@ -229,6 +243,8 @@ class Extractor:
                 tops, top_sizes = forward_batched(layer, bottoms, sizes, self.opt)
         except Exception as e:
             raise layer_failure(layer, e, f"on inputs {[tuple(b.shape) for b in bottoms]}") from e
+        if observer is not None:
+            observer(layer, start, time.perf_counter())
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} ({layer.type}) returned {len(tops)} blobs, "
                              f"expected {len(layer.tops)}")

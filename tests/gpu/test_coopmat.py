@@ -2,7 +2,7 @@
 
 Lavapipe (CI) has no VK_KHR_cooperative_matrix, so the kernel's numbers are checked on a
 device that has it (the H200: tests/gpu/test_conv_gpu.py and `vkncnn compare --gpu` run
-there with the kernel on, see the README's H200 section). Here: the shipped SPIR-V is the
+there with the kernel on, see docs/gpu.md and docs/benchmarks.md). Here: the shipped SPIR-V is the
 shader we think it is, the device query is sane, and the kernel is never chosen where it
 cannot run.
 """

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from vkncnn.errors import GpuError
+from vkncnn.gpu.compiler import glslang
 from vkncnn.gpu.compiler.source import compiler_disabled
 from vkncnn.gpu.compiler.spirv_reflect import reflect
 from vkncnn.gpu.run_shader import run_shader
@@ -80,9 +81,12 @@ def compile_glsl(source: str, fp16: bool = False) -> bytes:
 
 def skip_without_compiler() -> None:
     """These tests compile their own shaders: a deployment with VKNCNN_NO_COMPILER (as on the
-    H200, where glslang is not installed) can only skip them."""
+    H200, where glslang is not installed), or an install without glslang (no `compiler`
+    extra, no glslang-tools), can only skip them."""
     if compiler_disabled():
         pytest.skip("VKNCNN_NO_COMPILER is set and this test compiles its own shader")
+    if glslang.backend() is None:
+        pytest.skip("no GLSL compiler (the compiler extra or glslang-tools) and this test compiles its own shader")
 
 
 # y = a * x + b in place or into another buffer; the workhorse of the recorder tests.

@@ -426,6 +426,9 @@ class GpuExtractorState:
                     plan.timer.mark(cmd, f"{layer.type} {layer.name}")
             else:
                 self._record_cpu_layer(layer, cmd, opt, on_host, host, host_slots)
+                if plan.timer is not None:
+                    # the host step's own mark: its time would otherwise fall to the next GPU layer
+                    plan.timer.mark(cmd, f"{layer.type} {layer.name}" + (" forward_cpu" if by_dispatch else ""))
             if opt.lightmode:
                 self._release_consumed(li, device, owned, pending, target)
         if target in device:

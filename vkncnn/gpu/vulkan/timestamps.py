@@ -1,9 +1,9 @@
 """GPU timestamps per layer: where a recorded plan spends its device time.
 
 A `LayerTimer` owns a Vulkan query pool. The runtime marks the start of a plan and
-the end of each GPU layer; after a submit (or a replay: the recorded reset runs again)
-`durations()` gives (layer name, microseconds) pairs, each the time between the end of
-the previous layer and the end of this one, barriers included.
+the end of each GPU layer (or dispatch) and of each host step; after a submit (or a
+replay: the recorded reset runs again) `durations()` gives (label, microseconds) pairs,
+each the time between the previous mark and this one, barriers included.
 """
 
 from __future__ import annotations
