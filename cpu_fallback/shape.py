@@ -40,7 +40,8 @@ def positive_axis(axis: int, ndim: int) -> int:
 
 
 # -- shape expressions (ncnn docs/developer-guide/expression.md) ----------------------
-# `op(a,b)` prefix notation, comma-separated list, `0w`/`1h`/... = extent of blob 0/1.
+# `op(a,b)` prefix notation, comma-separated list, `0w`/`1h`/... = extent of blob 0/1,
+# `0n` = the batch size of blob 0 (how many items it holds; 1 for a plain blob).
 # Values are typed like ncnn's: int stays int through + - * // max min abs neg sign
 # square and bitwise ops; anything involving a float, `/` or a math function is a
 # 32-bit float; the final list is truncated to int.
@@ -115,7 +116,7 @@ def _tokens(expr: str) -> list[str]:
 
 
 def _is_blob_ref(tok: str) -> bool:
-    return len(tok) == 2 and tok[0].isdigit() and tok[1] in "whdc"
+    return len(tok) == 2 and tok[0].isdigit() and tok[1] in "whdcn"
 
 
 def _literal(tok: str):
@@ -130,8 +131,13 @@ def _literal(tok: str):
     return vf
 
 
-def eval_list_expression(expr: str, blobs: list[np.ndarray]) -> list[int]:
-    """Evaluate a comma-separated list of prefix expressions against the blobs' shapes."""
+def eval_list_expression(expr: str, blobs: list[np.ndarray], batch_sizes: list[int] | None = None) -> list[int]:
+    """Evaluate a comma-separated list of prefix expressions against the blobs' shapes.
+
+    `blobs` are one item of each blob (numpy shape (w,), (h, w), (c, h, w) or (c, d, h, w));
+    `batch_sizes[i]` is how many items blob i holds, the value of the token `<i>n` (default: 1 each)."""
+    if batch_sizes is not None and len(batch_sizes) != len(blobs):
+        raise ValueError(f"shape expression {expr!r}: {len(batch_sizes)} batch sizes for {len(blobs)} blob(s)")
     stack: list = []
 
     def pop():
@@ -145,6 +151,9 @@ def eval_list_expression(expr: str, blobs: list[np.ndarray]) -> list[int]:
             if i >= len(blobs):
                 raise ValueError(f"shape expression {expr!r} references blob {i} but the layer has "
                                  f"{len(blobs)} input(s)")
+            if tok[1] == "n":
+                stack.append(1 if batch_sizes is None else int(batch_sizes[i]))
+                continue
             _, w, h, d, c = ncnn_shape(blobs[i])
             stack.append({"w": w, "h": h, "d": d, "c": c}[tok[1]])
         elif tok in _INT_BINARY:

@@ -6,6 +6,14 @@ it wrote. Each fixture is one directory, tests/fixtures/<name>/:
     model.param, model.bin   pnnx's ncnn output (fp32 weights, so torch agrees to 1e-4)
     io.npz                   in0.. the inputs, out0.. torch's outputs, in ncnn's shapes
                              (the batch dimension of 1 dropped, as pnnx does)
+    io_batch3.npz            (batch fixtures only) in0.. a batch of 3 inputs, out0.. torch's
+                             3 outputs, each with the batch as its leading axis: what
+                             `ncnn.Mat(x, batch_index=0)` takes and `out.numpy(batch_index=0)`
+                             gives; out0_n.. the batch size real ncnn's output has (3)
+
+The batch fixtures (se_block, cbam_block, flatten_linear, batch_reshape) are converted with
+a variable batch, so pnnx writes what it writes for batched inference: in batch_reshape,
+Reshape layers with input/output batch axes (pd 12/13) and the `0n` token.
 
 The models are chosen to make pnnx write the layers it writes most often: fused
 Convolution/InnerProduct activations, BatchNorm folding, depthwise convolution, the
@@ -170,6 +178,74 @@ class ShuffleDeconv(nn.Module):
         return t, v
 
 
+class SqueezeExcite(nn.Module):
+    """Squeeze-excite with Linear layers: pool, view(b, c), Linear, ReLU, Linear, sigmoid,
+    view(b, c, 1, 1), multiply."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc1 = nn.Linear(8, 4)
+        self.fc2 = nn.Linear(4, 8)
+
+    def forward(self, x):
+        x = self.conv(x)
+        b, c = x.shape[:2]
+        s = F.adaptive_avg_pool2d(x, 1).view(b, c)
+        s = torch.sigmoid(self.fc2(F.relu(self.fc1(s)))).view(b, c, 1, 1)
+        return x * s
+
+
+class CBAM(nn.Module):
+    """CBAM: channel attention (avg and max pool through one MLP, view(b, c, 1, 1)), then
+    spatial attention (mean and max over channels, cat, conv, sigmoid)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.mlp = nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 8))
+        self.spatial = nn.Conv2d(2, 1, 3, padding=1)
+
+    def forward(self, x):
+        x = self.conv(x)
+        b, c = x.shape[:2]
+        a = self.mlp(F.adaptive_avg_pool2d(x, 1).view(b, c)) + self.mlp(F.adaptive_max_pool2d(x, 1).view(b, c))
+        x = x * torch.sigmoid(a).view(b, c, 1, 1)
+        m = torch.cat([x.mean(dim=1, keepdim=True), x.amax(dim=1, keepdim=True)], dim=1)
+        return x * torch.sigmoid(self.spatial(m))
+
+
+class FlattenLinear(nn.Module):
+    """A classifier head two ways: x.view(b, -1) and x.flatten(1), each into a Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, stride=2)
+        self.fc1 = nn.Linear(4 * 3 * 3, 5)
+        self.fc2 = nn.Linear(4 * 3 * 3, 5)
+
+    def forward(self, x):
+        x = self.conv(x)
+        return self.fc1(x.view(x.size(0), -1)), self.fc2(x.flatten(1))
+
+
+class BatchIntoRows(nn.Module):
+    """A per-pixel MLP that folds the batch into the rows: permute, reshape(b*h*w, c), Linear,
+    reshape(b, h, w, -1), permute back, a 1x1 conv."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.fc = nn.Linear(4, 6)
+        self.out = nn.Conv2d(6, 2, 1)
+
+    def forward(self, x):
+        x = self.conv(x)
+        b, c, h, w = x.shape
+        y = self.fc(x.permute(0, 2, 3, 1).reshape(b * h * w, c))
+        return self.out(y.reshape(b, h, w, -1).permute(0, 3, 1, 2))
+
+
 # name -> (model factory, input shapes with batch 1)
 FIXTURES: dict[str, tuple[Callable[[], nn.Module], list[tuple[int, ...]]]] = {
     "conv_bn": (ConvBN, [(1, 3, 16, 16)]),
@@ -179,7 +255,14 @@ FIXTURES: dict[str, tuple[Callable[[], nn.Module], list[tuple[int, ...]]]] = {
     "upsample": (UpsampleConcat, [(1, 4, 5, 6)]),
     "conv1d": (Conv1dNet, [(1, 4, 23)]),
     "shuffle_deconv": (ShuffleDeconv, [(1, 4, 5, 7)]),
+    "se_block": (SqueezeExcite, [(1, 3, 6, 6)]),
+    "cbam_block": (CBAM, [(1, 3, 6, 6)]),
+    "flatten_linear": (FlattenLinear, [(1, 3, 7, 7)]),
+    "batch_reshape": (BatchIntoRows, [(1, 3, 4, 5)]),
 }
+# converted with a variable batch; io_batch3.npz holds a batch of this many
+BATCH_FIXTURES = {"se_block", "cbam_block", "flatten_linear", "batch_reshape"}
+BATCH = 3
 
 
 def layer_types(param_text: str) -> list[str]:
@@ -190,6 +273,18 @@ def layer_types(param_text: str) -> list[str]:
         if t and t not in types:
             types.append(t)
     return types
+
+
+def batch_io(model: nn.Module, shapes: list[tuple[int, ...]], gen: torch.Generator) -> dict[str, np.ndarray]:
+    """A batch of BATCH inputs and torch's outputs, the batch as the leading axis of each."""
+    inputs = [torch.randn((BATCH, *s[1:]), generator=gen) for s in shapes]
+    with torch.no_grad():
+        outputs = model(*inputs)
+    outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    arrays = {f"in{i}": t.numpy().astype(np.float32) for i, t in enumerate(inputs)}
+    arrays.update({f"out{i}": t.numpy().astype(np.float32) for i, t in enumerate(outputs)})
+    arrays.update({f"out{i}_n": np.array(BATCH, np.int32) for i in range(len(outputs))})
+    return arrays
 
 
 def make_fixture(name: str, out_root: Path) -> list[str]:
@@ -206,10 +301,13 @@ def make_fixture(name: str, out_root: Path) -> list[str]:
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    param = convert_with_pnnx(model, inputs, out_dir / "model.param", out_dir / "model.bin")
+    batched = name in BATCH_FIXTURES
+    param = convert_with_pnnx(model, inputs, out_dir / "model.param", out_dir / "model.bin", dynamic_batch=batched)
     arrays = {f"in{i}": t[0].numpy().astype(np.float32) for i, t in enumerate(inputs)}
     arrays.update({f"out{i}": t[0].numpy().astype(np.float32) for i, t in enumerate(outputs)})
     np.savez_compressed(out_dir / "io.npz", **arrays)
+    if batched:
+        np.savez_compressed(out_dir / "io_batch3.npz", **batch_io(model, shapes, gen))
     size = sum(f.stat().st_size for f in out_dir.iterdir())
     print(f"{name}: {size} bytes, layers: {' '.join(layer_types(param))}")
     return layer_types(param)

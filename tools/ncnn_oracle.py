@@ -55,3 +55,40 @@ def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
         del ex
         net.clear()
         return result
+
+
+def run_ncnn_batch(param_text: str, weights: bytes, inputs: dict, outputs: list[str]) -> dict:
+    """Batched inputs: each value is an array whose axis 0 is the batch, fed as
+    `ncnn.Mat(arr, batch_index=0)`. Returns {name: (ret, array of (n, *item) or None, n)}:
+    ncnn's return code is kept, not asserted, so a test can check where ncnn refuses."""
+    assert ncnn is not None, "pip install ncnn to use the oracle"
+    with tempfile.TemporaryDirectory() as d:
+        p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
+        with open(p, "w") as f:
+            f.write(param_text)
+        with open(b, "wb") as f:
+            f.write(weights)
+        net = ncnn.Net()
+        o = net.opt
+        o.use_vulkan_compute = False
+        o.use_fp16_packed = o.use_fp16_storage = o.use_fp16_arithmetic = False
+        o.use_bf16_storage = False
+        o.num_threads = 1
+        assert net.load_param(p) == 0, "ncnn rejected the param"
+        assert net.load_model(b) == 0, "ncnn rejected the model"
+        ex = net.create_extractor()
+        ex.set_light_mode(False)
+        keep = []
+        for name, arr in inputs.items():
+            m = ncnn.Mat(np.ascontiguousarray(arr, np.float32), batch_index=0).clone()
+            keep.append(m)
+            ex.input(name, m)
+        result = {}
+        for name in outputs:
+            ret, out = ex.extract(name)
+            empty = ret != 0 or out.dims == 0 or out.w * out.h * out.d * out.c == 0
+            arr = None if empty else np.array(out.numpy(batch_index=0), dtype=np.float32, copy=True)
+            result[name] = (ret, arr, 0 if empty else out.n)
+        del ex
+        net.clear()
+        return result

@@ -118,12 +118,14 @@ def pnnx_executable() -> str:
 
 
 def convert_with_pnnx(model: nn.Module, inputs: list[torch.Tensor], param_out: Path, bin_out: Path,
-                      fp16: bool = False) -> str:
+                      fp16: bool = False, dynamic_batch: bool = False) -> str:
     """Trace `model`, run pnnx in a scratch directory, copy only the ncnn .param/.bin out.
 
     pnnx writes half a dozen side files (.pnnx.param, _pnnx.py, .pnnx.onnx, ...); they stay
     in the temporary directory. fp16=False keeps the weights fp32 so outputs can be
-    compared with torch at 1e-4. Returns the .param text.
+    compared with torch at 1e-4. dynamic_batch: also give pnnx the shapes with a batch of 2
+    (inputshape2), so it treats the batch as variable and writes batch-aware layers (the
+    `0n` token, Reshape's input/output batch axes). Returns the .param text.
     """
     model.eval()
     with tempfile.TemporaryDirectory(prefix="pnnx_") as tmp:
@@ -132,6 +134,9 @@ def convert_with_pnnx(model: nn.Module, inputs: list[torch.Tensor], param_out: P
             torch.jit.trace(model, tuple(inputs)).save(pt)
         shapes = ",".join("[" + ",".join(str(d) for d in t.shape) + "]" for t in inputs)
         cmd = [pnnx_executable(), pt, f"inputshape={shapes}", "device=cpu", f"fp16={int(fp16)}"]
+        if dynamic_batch:
+            cmd.append("inputshape2=" + ",".join("[" + ",".join(str(d) for d in (2, *t.shape[1:])) + "]"
+                                                 for t in inputs))
         run = subprocess.run(cmd, check=False, cwd=tmp, capture_output=True, text=True)
         param, weights = os.path.join(tmp, "model.ncnn.param"), os.path.join(tmp, "model.ncnn.bin")
         if run.returncode != 0 or not os.path.exists(param):

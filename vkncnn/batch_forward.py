@@ -41,6 +41,7 @@ def forward_batched(layer, bottoms: list[np.ndarray], sizes: list[int], opt) -> 
     """(tops, their batch sizes) of one layer over batched bottoms."""
     n = batch_size(layer, sizes)
     if getattr(layer, "support_batch", False) and hasattr(layer, "forward_cpu_batch"):
+        # also for n == 1: such a layer may make a batch (Reshape moving rows to the batch axis)
         return layer.forward_cpu_batch(bottoms, sizes, opt)
     per_item = [layer.forward_cpu([item(x, s, b) for x, s in zip(bottoms, sizes)], opt) for b in range(n)]
     tops = [stack_items(f"layer {layer.name!r} ({layer.type}) top {t}", [outs[t] for outs in per_item])

@@ -29,6 +29,7 @@ from .batch_forward import forward_batched, item, stack_items
 from .blas_threads import set_blas_threads, update_load_cap
 from .errors import ArgumentTypeError, BlobNotFoundError, Error, LayerError
 from .layer import layer_failure
+from .log import logger
 from .mat import Mat, input_values
 
 
@@ -201,6 +202,12 @@ class Extractor:
         n = max(self._batch.values(), default=1)
         if n == 1:
             return self._gpu_state().extract(index)
+        if self.net.graph.has_batch_layers():
+            # a layer that moves the batch between axes (Reshape 12=/13=) needs every item at
+            # once; item-by-item GPU plans cannot hold that, the numpy path can
+            logger.info("a batch of %d through %s, whose layers reshape across the batch axis, runs on "
+                        "the numpy path", n, self.net.graph.source)
+            return self._forward_cpu(index)
         # a batch runs item by item through the same recorded plan (one plan per input shape)
         outputs = []
         for b in range(n):
@@ -237,7 +244,7 @@ class Extractor:
         observer = self._layer_observer  # off: one attribute read per layer, no clock
         start = time.perf_counter() if observer is not None else 0.0
         try:
-            if max(sizes, default=1) == 1:
+            if max(sizes, default=1) == 1 and not getattr(layer, "support_batch", False):
                 tops = layer.forward_cpu(bottoms, self.opt)
             else:
                 tops, top_sizes = forward_batched(layer, bottoms, sizes, self.opt)

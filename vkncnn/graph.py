@@ -45,6 +45,10 @@ class Graph:
         """Blobs produced and never consumed, as ncnn's output_indexes."""
         return [i for i, b in enumerate(self.blobs) if b.producer != -1 and not b.consumers]
 
+    def has_batch_layers(self) -> bool:
+        """Whether a layer works on whole batches (`support_batch`, e.g. Reshape with a batch axis)."""
+        return any(getattr(layer, "support_batch", False) for layer in self.layers)
+
     def is_input(self, blob: int) -> bool:
         producer = self.blobs[blob].producer
         return producer < 0 or self.layers[producer].type == "Input"
