@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 
 from vkncnn.tools import bench
 
@@ -53,6 +54,32 @@ def _gpu_profile(tmp_path, by: str) -> dict:
     assert bench.main(["--gpu", "--loops", "1", "--warmup", "0", "--warmup-s", "0", "--models", "squeezenet",
                        "--profile", by, "--json", str(out)]) == 0
     return json.loads(out.read_text())[0]["profile"]
+
+
+def test_batches_feed_both_runtimes_batched_mats(tmp_path, capsys, monkeypatch):
+    seen = []
+    real_mat = bench._mat
+    monkeypatch.setattr(bench, "_mat", lambda cls, x, batch: seen.append((cls.__module__, x.shape, batch))
+                        or real_mat(cls, x, batch))
+    out = tmp_path / "bench.json"
+    assert bench.main(["--cpu", "--threads", "1", "--loops", "1", "--warmup", "0", "--settle-ms", "0",
+                       "--models", "squeezenet", "--compare-ncnn", "--batch", "1,3", "--json", str(out)]) == 0
+    assert "img/s" in capsys.readouterr().out
+    rows = json.loads(out.read_text())
+    assert [r["batch"] for r in rows] == [1, 3]
+    for r in rows:
+        for who in ("vkncnn", "ncnn"):
+            assert abs(r[f"{who}_images_per_s"] - r["batch"] * 1e3 / r[f"{who}_median_ms"]) < 1e-6
+    assert {(m.split(".")[0], shape, b) for m, shape, b in seen} >= {
+        ("vkncnn", (3, 227, 227), 1), ("ncnn", (3, 227, 227), 1),
+        ("vkncnn", (3, 3, 227, 227), 3), ("ncnn", (3, 3, 227, 227), 3)}
+
+
+def test_bad_batch_sizes_are_usage_errors():
+    for bad in ("0", "a", ","):
+        with pytest.raises(SystemExit) as e:
+            bench.main(["--batch", bad])
+        assert e.value.code == 2
 
 
 def test_gpu_profile_by_layer(tmp_path):

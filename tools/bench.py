@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
 from .benchmark_models import INPUT_SHAPES
 from .cmd_common import CommandError, parse_shape
 from .model_source import ModelSource, resolve_model
@@ -39,6 +41,7 @@ def _rss_peak_mb() -> float:
 
 class VkncnnRunner:
     name = "vkncnn"
+    batch = 1  # items per inference; > 1 feeds ncnn batched Mats
 
     def __init__(self, param: str, weights: bytes, args) -> None:
         import vkncnn
@@ -63,7 +66,7 @@ class VkncnnRunner:
     def infer(self, x) -> None:
         with self.net.create_extractor() as ex:
             for name, xi in zip(self.inputs, _per_input(x, self.inputs)):
-                ex.input(name, self.Mat(xi))
+                ex.input(name, _mat(self.Mat, xi, self.batch))
             for name in self.outputs:
                 ex.extract(name)
 
@@ -114,6 +117,7 @@ def print_profile(model: str, layer_times: dict, top: int = 15, unit: str = "lay
 
 class NcnnRunner:
     name = "ncnn"
+    batch = 1
 
     def __init__(self, param: str, weights: bytes, args, tmpdir: str) -> None:
         import ncnn
@@ -139,11 +143,16 @@ class NcnnRunner:
 
     def infer(self, x) -> None:
         ex = self.net.create_extractor()
-        mats = [self.ncnn.Mat(xi).clone() for xi in _per_input(x, self.inputs)]
+        mats = [_mat(self.ncnn.Mat, xi, self.batch).clone() for xi in _per_input(x, self.inputs)]
         for name, m in zip(self.inputs, mats):
             ex.input(name, m)
         for name in self.outputs:
             ex.extract(name)
+
+
+def _mat(mat_class, x, batch: int):
+    """A Mat of x; with batch > 1, x's leading axis is the batch (ncnn's batch_index=0)."""
+    return mat_class(x, batch_index=0) if batch > 1 else mat_class(x)
 
 
 def _per_input(x, inputs: list) -> list:
@@ -184,17 +193,26 @@ def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dic
     return times
 
 
-def bench_model(source: ModelSource, args) -> dict:
+def _model_inputs(source: ModelSource, batch: int):
+    """One array per input (the array itself when there is one input, as _per_input takes it);
+    with batch > 1 each holds `batch` different items along a leading axis."""
+    items = [list(source.random_inputs(seed=1 + b).values()) for b in range(batch)]
+    inputs = items[0] if batch == 1 else [np.stack(per_input) for per_input in zip(*items)]
+    return inputs[0] if len(inputs) == 1 else inputs
+
+
+def bench_model(source: ModelSource, args, batch: int = 1) -> dict:
     model = source.label
     weights = source.weights(seed=0)
-    inputs = list(source.random_inputs(seed=1).values())
-    x = inputs[0] if len(inputs) == 1 else inputs  # one input: the array itself, as _per_input takes it
+    x = _model_inputs(source, batch)
     with tempfile.TemporaryDirectory() as tmp:
         param = str(source.param)
         runners = [VkncnnRunner(param, weights, args)]
         if args.compare_ncnn:
             runners.append(NcnnRunner(param, weights, args, tmp))
-        result = {"model": model}
+        for r in runners:
+            r.batch = batch
+        result = {"model": model, "batch": batch}
         for r in runners:
             t0 = time.perf_counter()
             r.infer(x)
@@ -211,6 +229,8 @@ def bench_model(source: ModelSource, args) -> dict:
             result[f"{name}_min_ms"] = min(ts)
             result[f"{name}_median_ms"] = statistics.median(ts)
             result[f"{name}_max_ms"] = max(ts)
+        for name in times:
+            result[f"{name}_images_per_s"] = batch * 1e3 / result[f"{name}_median_ms"]
         if args.compare_ncnn:
             result["ratio"] = result["vkncnn_median_ms"] / result["ncnn_median_ms"]
         result["rss_peak_mb"] = _rss_peak_mb()
@@ -262,9 +282,22 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--models", help="comma-separated benchmark names or .param paths "
                     "(default: every benchmark model)")
     ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")
+    ap.add_argument("--batch", type=parse_batches, default=[1], metavar="N[,N...]",
+                    help="items per inference, fed as ncnn batched Mats (Mat(x, batch_index=0)); the table "
+                         "adds images/s; e.g. --batch 1,8,32 (default 1)")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--profile", nargs="?", const="layers", choices=("layers", "dispatches"),
                     help="also print a per-layer time breakdown (GPU: per dispatch with 'dispatches')")
+
+
+def parse_batches(text: str) -> list[int]:
+    try:
+        sizes = [int(t) for t in text.replace("x", ",").split(",") if t.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"expected batch sizes >= 1 such as 1,8,32, got {text!r}")
+    return sizes
 
 
 def model_sources(args) -> list[ModelSource]:
@@ -292,35 +325,47 @@ def run(args) -> int:
     sources = model_sources(args)
     width = max(20, *(len(s.label) + 2 for s in sources))
     results = []
-    head = f"{'model':<{width}}{'load ms':>9}{'first ms':>10}{'min':>9}{'median':>9}{'max':>9}"
+    batched = args.batch != [1]
+    head = (f"{'model':<{width}}" + (f"{'batch':>6}" if batched else "")
+            + f"{'load ms':>9}{'first ms':>10}{'min':>9}{'median':>9}{'max':>9}" + (f"{'img/s':>9}" if batched else ""))
     if args.compare_ncnn:
-        head += f"{'ncnn med':>10}{'ratio':>7}"
+        head += f"{'ncnn med':>10}" + (f"{'ncnn i/s':>10}" if batched else "") + f"{'ratio':>7}"
     print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: "
           f"{'fp16' if args.fp16 and args.gpu else 'fp32'}  threads: {args.threads}  "
           f"interleave: blocks of {args.block}, {args.settle_ms:g} ms apart")
     print(head)
     failed = 0
     for source in sources:
-        model = source.label
-        try:
-            r = bench_model(source, args)
-        except Exception as e:
-            reason = " ".join(f"{type(e).__name__}: {e}".split())
-            print(f"{model:<{width}} failed: {reason}", flush=True)
-            results.append({"model": model, "error": reason})
-            failed += 1
-            continue
-        results.append(r)
-        line = (f"{model:<{width}}{r['vkncnn_load_ms']:9.1f}{r['vkncnn_first_ms']:10.1f}{r['vkncnn_min_ms']:9.2f}"
-                f"{r['vkncnn_median_ms']:9.2f}{r['vkncnn_max_ms']:9.2f}")
-        if args.compare_ncnn:
-            line += f"{r['ncnn_median_ms']:10.2f}{r['ratio']:7.2f}"
-        print(line, flush=True)
+        for batch in args.batch:
+            r = _bench_line(source, args, batch, width, batched)
+            results.append(r)
+            failed += "error" in r
     print(f"peak host RSS {_rss_peak_mb():.0f} MB")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     return 1 if failed else 0
+
+
+def _bench_line(source: ModelSource, args, batch: int, width: int, batched: bool) -> dict:
+    """Time one model at one batch size and print its line of the table."""
+    model = source.label
+    label = f"{model:<{width}}" + (f"{batch:>6}" if batched else "")
+    try:
+        r = bench_model(source, args, batch)
+    except Exception as e:
+        reason = " ".join(f"{type(e).__name__}: {e}".split())
+        print(f"{label} failed: {reason}", flush=True)
+        return {"model": model, "batch": batch, "error": reason}
+    line = (f"{label}{r['vkncnn_load_ms']:9.1f}{r['vkncnn_first_ms']:10.1f}{r['vkncnn_min_ms']:9.2f}"
+            f"{r['vkncnn_median_ms']:9.2f}{r['vkncnn_max_ms']:9.2f}")
+    if batched:
+        line += f"{r['vkncnn_images_per_s']:9.1f}"
+    if args.compare_ncnn:
+        line += f"{r['ncnn_median_ms']:10.2f}" + (f"{r['ncnn_images_per_s']:10.1f}" if batched else "")
+        line += f"{r['ratio']:7.2f}"
+    print(line, flush=True)
+    return r
 
 
 def main(argv=None) -> int:
