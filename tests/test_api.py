@@ -205,3 +205,20 @@ def test_threads_share_one_net_on_the_cpu():
         t.join()
     for w, g in zip(want, got):
         assert len(g) == 3 and all(np.array_equal(w, r) for r in g)
+
+
+def test_turning_vulkan_on_after_load_warns_and_stays_on_numpy(recwarn):
+    import warnings
+
+    from vkncnn import log
+    log._warned.clear()
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = False
+    net.load_param_mem("7767517\n2 2\nInput in0 0 1 in0\nReLU r 1 1 in0 out0\n")
+    net.opt.use_vulkan_compute = True  # real ncnn segfaults on the extract below
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ex = net.create_extractor()
+    assert any("after load_param" in str(w.message) and w.filename == __file__ for w in caught)
+    ex.input("in0", vkncnn.Mat(np.array([-1.0, 2.0], np.float32)))
+    assert np.array_equal(ex.extract("out0")[1].numpy(), [0.0, 2.0]) and net.gpu is None

@@ -59,6 +59,7 @@ class Extractor:
         self._opt = net.opt.copy()
         self._blobs: dict[int, np.ndarray] = {}
         self._batch: dict[int, int] = {}  # n of the blobs that hold a batch (vkncnn/batch_forward.py)
+        self._items: list[Extractor] | None = None  # one extractor per item of a batch, made on demand
         self._pending_consumers: dict[int, int] = {}
         self._gpu = None  # per-extractor GPU state, made on first GPU extract
         self._layer_observer: Callable | None = None
@@ -84,6 +85,9 @@ class Extractor:
         run_deferred_releases()
         self._blobs.clear()
         self._batch.clear()
+        items, self._items = self._items, None
+        for twin in items or ():
+            twin.clear()
         self._pending_consumers.clear()
         state, self._gpu = self._gpu, None
         if state is not None:
@@ -157,6 +161,16 @@ class Extractor:
         self._set_batch(index, n)
         if self._gpu is not None:
             self._gpu.forget(index)
+        if self._items is not None and n in (1, len(self._items)):
+            # the items computed so far keep their values; what they compute next sees this input
+            for b, twin in enumerate(self._items):
+                twin._blobs[index] = item(data, n, b)
+                if twin._gpu is not None:
+                    twin._gpu.forget(index)
+        elif self._items is not None:  # another batch size: items are made afresh from the blobs held
+            items, self._items = self._items, None
+            for twin in items:
+                twin.clear()
         return 0
 
     def extract(self, blob, *args, type: int = 0):
@@ -177,7 +191,7 @@ class Extractor:
         self.net._prepare()
         data = self._blobs.get(index)
         if data is None:  # computed once per extractor, whichever path computes it
-            data = self._extract_gpu(index) if self._use_gpu() else self._forward_cpu(index)
+            data = self._compute(index)
             # C order: kernels may leave a blob channels-last in memory (vkncnn/channels_last.py);
             # a copy: the GPU path's download buffer is the plan's, refilled at its next replay
             data = self._blobs[index] = np.array(data, dtype=np.float32, copy=True, order="C")
@@ -198,25 +212,32 @@ class Extractor:
     def _use_gpu(self) -> bool:
         return self.net.gpu is not None and self.opt.use_vulkan_compute
 
-    def _extract_gpu(self, index: int) -> np.ndarray:
+    def _compute(self, index: int) -> np.ndarray:
+        """The blob's values, on the path the options and the net choose."""
         n = max(self._batch.values(), default=1)
-        if n == 1:
-            return self._gpu_state().extract(index)
-        if self.net.graph.has_batch_layers():
+        if n > 1 and not self.net.graph.has_batch_layers():
+            return self._extract_items(index, n)
+        if n > 1 and self._use_gpu():
             # a layer that moves the batch between axes (Reshape 12=/13=) needs every item at
             # once; item-by-item GPU plans cannot hold that, the numpy path can
             logger.info("a batch of %d through %s, whose layers reshape across the batch axis, runs on "
                         "the numpy path", n, self.net.graph.source)
-            return self._forward_cpu(index)
-        # a batch runs item by item through the same recorded plan (one plan per input shape)
-        outputs = []
-        for b in range(n):
-            blobs = {bi: item(data, self._batch.get(bi, 1), b) for bi, data in self._blobs.items()}
-            state = self.net.gpu.new_extractor_state(blobs, self._opt)
-            try:
-                outputs.append(np.array(state.extract(index), dtype=np.float32, copy=True))
-            finally:
-                state.release()
+        if n == 1 and self._use_gpu():
+            return self._gpu_state().extract(index)
+        return self._forward_cpu(index)
+
+    def _extract_items(self, index: int, n: int) -> np.ndarray:
+        """A batch through a net whose layers all work item by item: each item runs as if
+        extracted alone (one extractor per item, kept, so later extracts reuse what the items
+        computed; on the GPU each item replays the same recorded plan), the results stacked."""
+        if self._items is None:
+            self._items = []
+            for b in range(n):
+                twin = Extractor(self.net)
+                twin._opt = self._opt
+                twin._blobs.update({bi: item(data, self._batch.get(bi, 1), b) for bi, data in self._blobs.items()})
+                self._items.append(twin)
+        outputs = [twin._compute(index) for twin in self._items]
         self._batch[index] = n
         return stack_items(f"blob {self.net.graph.blobs[index].name!r}", outputs)
 

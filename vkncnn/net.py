@@ -40,6 +40,7 @@ from .format.param_text import parse_param_reader, parse_param_text
 from .graph import Blob, Graph
 from .layer import Layer, create_layer
 from .layer_types import CUSTOM_BIT, LAYER_TYPE_NAMES, layer_to_index
+from .log import warn_once
 from .mat import Mat
 from .option import Option
 
@@ -65,6 +66,7 @@ class Net:
         self.opt = Option()
         self._custom: dict[str, tuple] = {}
         self._vkdev_index: int | None = None
+        self._vulkan_at_load = False  # opt.use_vulkan_compute when load_param ran
         self._lock = threading.Lock()
         self._reset_graph()
 
@@ -308,6 +310,7 @@ class Net:
 
     def _bind_gpu(self) -> None:
         """Choose the GPU path if asked for and available; otherwise the numpy path."""
+        self._vulkan_at_load = self.opt.use_vulkan_compute
         if not self.opt.use_vulkan_compute:
             return
         # lazy: the GPU runtime loads when a net first asks for Vulkan; `import vkncnn` stays numpy-only
@@ -354,6 +357,10 @@ class Net:
         run_deferred_releases()
         if not self.graph.layers:
             raise Error("create_extractor() before load_param(): the net has no layers")
+        if self.opt.use_vulkan_compute and self.gpu is None and not self._vulkan_at_load:
+            # ncnn crashes here (it prepared no GPU layers); we keep the numpy path and say why
+            warn_once("opt.use_vulkan_compute was turned on after load_param(): this net was loaded for the "
+                      "numpy path and runs there; set it before load_param() to use the GPU")
         return Extractor(self)
 
     # -- convenience beyond ncnn ------------------------------------------------------
