@@ -33,7 +33,7 @@ class UnlockedPoolAllocator(Allocator):
     def __init__(self) -> None:
         self._ratio = 0.0  # ncnn's default: any freed block large enough is reused
         self._free: list[np.ndarray] = []
-        self._lent: dict[int, np.ndarray] = {}
+        self._lent: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # id(view) -> (view, its block)
 
     def set_size_compare_ratio(self, src: float) -> None:
         if isinstance(src, (bool, np.bool_)) or not isinstance(src, (int, float, np.integer, np.floating)):
@@ -56,13 +56,14 @@ class UnlockedPoolAllocator(Allocator):
 
     def _lend(self, block: np.ndarray, size: int) -> np.ndarray:
         view = block[:size]
-        self._lent[id(view)] = block
+        self._lent[id(view)] = (view, block)  # the view held: its id stays unique while lent
         return view
 
     def fastFree(self, ptr) -> None:
-        block = self._lent.pop(id(ptr), None)
-        if block is None:
+        view, block = self._lent.get(id(ptr), (None, None))
+        if view is not ptr:
             raise ArgumentError(f"fastFree(): {type(ptr).__name__} was not allocated by this {type(self).__name__}")
+        del self._lent[id(ptr)]
         self._free.append(block)
 
     def clear(self) -> None:
