@@ -74,3 +74,17 @@ def test_batch_of_three_equals_each_item_alone(name, gpu):
         for k in outputs:
             assert got[k].n == 3
             assert rel_err(got[k].numpy(batch_index=0)[b], alone[k].numpy()) <= 1e-5, f"{name}:{k} item {b}"
+
+
+@pytest.mark.gpu
+def test_a_batch_replays_one_recorded_plan_on_the_gpu():
+    net = _net("conv_bn", gpu=True)
+    with np.load(FIXTURES / "conv_bn" / "io.npz") as z:
+        x = z["in0"]
+    batch = {"in0": np.stack([x, -x, 2 * x, 0.5 * x])}
+    first = _run(net, batch, ["out0"], batch_index=0)["out0"]
+    recorded = net.gpu.plans_recorded
+    assert recorded == 1  # the first item recorded it, the other three replayed it
+    again = _run(net, batch, ["out0"], batch_index=0)["out0"]
+    assert net.gpu.plans_recorded == recorded
+    np.testing.assert_array_equal(first.numpy(batch_index=0), again.numpy(batch_index=0))

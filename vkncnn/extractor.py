@@ -237,7 +237,14 @@ class Extractor:
                 twin._opt = self._opt
                 twin._blobs.update({bi: item(data, self._batch.get(bi, 1), b) for bi, data in self._blobs.items()})
                 self._items.append(twin)
-        outputs = [twin._compute(index) for twin in self._items]
+        outputs = []
+        for twin in self._items:
+            # a copy: on the GPU the array is the plan's download buffer, refilled when the next
+            # item replays the plan; handing the plan back at once lets every item replay one plan
+            outputs.append(np.array(twin._compute(index), dtype=np.float32, copy=True))
+            state, twin._gpu = twin._gpu, None
+            if state is not None:
+                state.release()
         self._batch[index] = n
         return stack_items(f"blob {self.net.graph.blobs[index].name!r}", outputs)
 

@@ -333,6 +333,8 @@ class Mat:
         return np.array(data, dtype=dtype, copy=True)
 
     def fill(self, value: float) -> None:
+        if self._shape_only:
+            raise MatError("fill(): this Mat holds only a shape (Mat.shape()), no data")
         try:
             self._data[...] = value
         except (TypeError, ValueError) as e:
