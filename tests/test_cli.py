@@ -356,11 +356,53 @@ def test_compare_a_param_path(capsys):
 
 # -- shadertest -----------------------------------------------------------------------------------
 def test_shadertest_fails_when_the_case_cannot_run(capsys):
-    # no 6= (weight_data_size): the layer refuses its params, so nothing is compared
-    assert cli.main(["shadertest", "Convolution", "0=16", "1=3", "5=1", "--shape", "3,32,32"]) == 1
+    # 6=100 is no multiple of 16 outputs x 3x3: the layer refuses its params, so nothing is compared
+    assert cli.main(["shadertest", "Convolution", "0=16", "1=3", "5=1", "6=100", "--shape", "3,32,32"]) == 1
     out = capsys.readouterr().out
     assert "n/a (ParamError" in out and "1 failed" in out
-    assert cli.main(["shadertest", "Convolution", "0=16", "1=3", "5=1", "--grid"]) == 1  # all n/a
+    assert cli.main(["shadertest", "Convolution", "0=16", "1=3", "5=1", "6=100", "--grid"]) == 1  # all n/a
+    # no kernel size: the weight size cannot be told from the shape, and the layer says why
+    assert cli.main(["shadertest", "Convolution", "0=16", "--shape", "3x8x8"]) == 1
+    assert "n/a (ParamError" in capsys.readouterr().out
+
+
+def test_shadertest_shapes_and_filled_in_weight_sizes():
+    from vkncnn.tools.shader_test import parse_shape
+    from vkncnn.tools.shader_test_params import fill_weight_sizes
+
+    assert parse_shape("3,32,32") == parse_shape("3x32x32") == parse_shape(" 3 X 32 x 32 ") == (3, 32, 32)
+    assert parse_shape("7") == (7,)
+    for bad in ("3,a", "3x", "", "1,2,3,4,5", "-3,4"):
+        with pytest.raises(Exception, match="expected 1 to 4 sizes"):
+            parse_shape(bad)
+    conv = {0: 16, 1: 3, 5: 1}
+    assert fill_weight_sizes("Convolution", conv, [(3, 32, 32)]) == ({**conv, 6: 432}, {6: 432})
+    assert fill_weight_sizes("Convolution", {**conv, 11: 5}, [(3, 8, 8)])[1] == {6: 16 * 3 * 3 * 5}
+    assert fill_weight_sizes("ConvolutionDepthWise", {0: 8, 1: 3, 7: 4}, [(8, 9, 9)])[1] == {6: 8 * 2 * 9}
+    assert fill_weight_sizes("Convolution3D", {0: 2, 1: 3}, [(4, 5, 6, 7)])[1] == {6: 2 * 4 * 27}
+    assert fill_weight_sizes("InnerProduct", {0: 10}, [(3, 4, 4)])[1] == {2: 480}
+    assert fill_weight_sizes("InnerProduct", {0: 10}, [(5, 6)])[1] == {2: 60}  # rows of 6
+    assert fill_weight_sizes("LSTM", {0: 8, 2: 2}, [(5, 6)])[1] == {1: 2 * 4 * 8 * 6}
+    assert fill_weight_sizes("BatchNorm", {}, [(3, 4, 4)])[1] == {0: 3}
+    # given sizes are kept; what cannot be told is left to the layer's own check
+    assert fill_weight_sizes("Convolution", {**conv, 6: 100}, [(3, 8, 8)])[1] == {}
+    assert fill_weight_sizes("Convolution", {0: 16}, [(3, 8, 8)])[1] == {}  # no kernel size
+    assert fill_weight_sizes("ConvolutionDepthWise", {0: 8, 1: 3, 7: 3}, [(8, 9, 9)])[1] == {}  # 3 does not divide 8
+    assert fill_weight_sizes("Convolution", conv, [(13,)])[1] == {}  # not a (c, h, w) input
+    assert fill_weight_sizes("Sigmoid", {}, [(3, 4)])[1] == {}
+
+
+@pytest.mark.gpu
+def test_shadertest_fills_in_weights_and_times(capsys):
+    if gpu_count() == 0:
+        pytest.skip("no Vulkan device")
+    assert cli.main(["shadertest", "Convolution", "0=8", "1=3", "5=1", "--shape", "3x10x10", "--time",
+                     "--runs", "3", "--variants", "fp32-pack1,fp16-pack4"]) == 0
+    out = capsys.readouterr().out
+    assert "weight size 6=216 filled in from the input shape" in out
+    assert re.search(r"^Convolution 0=8 1=3 5=1 6=216 \[\(3, 10, 10\)\]: .* PASS$", out, re.M)
+    times = re.findall(r"^  (fp\d\d-pack\d): .*; layer ([\d.]+) us per run \(GPU, median of 3\)", out, re.M)
+    assert [v for v, _ in times] == ["fp32-pack1", "fp16-pack4"] and all(float(us) > 0 for _, us in times)
 
 
 @pytest.mark.gpu

@@ -98,6 +98,11 @@ def test_custom_shader(tmp_path):
         return
     assert "FAIL" not in out
     assert "leaky ReLU, 5000 values, fp32 storage: max error 0.00e+00 (PASS" in out or "part 1 skipped" in out
+    if "part 2 skipped" not in out:
+        assert "accumulate y += x, 5000 values, recorded once and replayed 10 + 10 times: PASS" in out
+        timed = re.search(r"^leaky ReLU, 5000 values: GPU ([\d.]+) us per dispatch \(median of 50; .*wall ([\d.]+) us$",
+                          out, re.M)
+        assert timed and float(timed.group(1)) > 0 and float(timed.group(2)) > 0
     assert re.search(r"^Convolution .*fp32-pack1=.* PASS$", out, re.M)
 
 

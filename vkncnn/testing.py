@@ -1,8 +1,12 @@
 """The shader test harness: run one layer on the numpy path and on the GPU, compare.
 
     from vkncnn.testing import test_layer
-    report = test_layer("Convolution", {0: 16, 1: 3, 5: 1}, weights, [x])
+    report = test_layer("Convolution", {0: 16, 1: 3, 5: 1, 6: 432}, inputs=[x])   # seeded random weights
     print(report)            # max error per GPU variant (fp32/fp16 storage x pack1/pack4)
+
+Your own shaders: run_shader (compile, upload, dispatch once, download) and
+ShaderProgram (persistent device buffers, recorded replay, GPU timing); both are
+re-exported here from vkncnn.gpu. docs/shader-harness.md shows all three.
 
 The numpy path is the reference (itself checked against real ncnn by the test
 suite). Each GPU variant gets the same inputs and weights; fp16 storage rounds
@@ -15,10 +19,19 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .errors import GpuError
 from .format.paramdict import ParamDict
 from .format.recording_modelbin import RecordingModelBin
+from .gpu.run_shader import run_shader
+from .gpu.shader_buffer import ShaderBuffer
+from .gpu.shader_program import ShaderProgram
+from .gpu.shader_timing import ShaderTiming
 from .mat import Mat
 from .net import Net
+
+__all__ = ["FP16_TOLERANCE", "FP32_TOLERANCE", "LayerReport", "ShaderBuffer", "ShaderProgram", "ShaderTiming",
+           "param_entries", "random_layer_weights", "random_net_weights", "rel_err", "run_layer", "run_shader",
+           "test_layer", "time_layer"]
 
 __test__ = False  # not a pytest module, despite the name
 
@@ -87,22 +100,52 @@ def rel_err(a, b) -> float:
     return float(np.max(diff)) / scale
 
 
-def run_layer(type_name: str, params: dict, weights, inputs, n_outputs: int = 1, gpu: bool = False,
-              fp16: bool = False, packing: bool = True) -> list[np.ndarray]:
-    """One layer through a real Net (the same path models take); returns its outputs."""
+def _layer_net(type_name: str, params: dict, weights, n_inputs: int, n_outputs: int, gpu: bool, fp16: bool,
+               packing: bool) -> Net:
     net = Net()
     net.opt.use_vulkan_compute = gpu
     net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
     net.opt.use_fp16_arithmetic = False
     net.opt.use_packing_layout = packing
-    net.load_param_mem(layer_param_text(type_name, params, len(inputs), n_outputs))
+    net.load_param_mem(layer_param_text(type_name, params, n_inputs, n_outputs))
     if gpu and net.gpu is None:
-        raise RuntimeError("no Vulkan device: the GPU path cannot run")
+        raise GpuError("no Vulkan device: the GPU path cannot run (install a Vulkan driver, e.g. "
+                       "mesa-vulkan-drivers for lavapipe)")
     net.load_model(weights_bin(weights))
+    return net
+
+
+def _infer(net: Net, inputs, n_outputs: int) -> list[np.ndarray]:
     with net.create_extractor() as ex:
         for i, x in enumerate(inputs):
             ex.input(f"in{i}", Mat(x))
         return [ex.extract(f"out{i}")[1].numpy() for i in range(n_outputs)]
+
+
+def run_layer(type_name: str, params: dict, weights, inputs, n_outputs: int = 1, gpu: bool = False,
+              fp16: bool = False, packing: bool = True) -> list[np.ndarray]:
+    """One layer through a real Net (the same path models take); returns its outputs."""
+    net = _layer_net(type_name, params, weights, len(inputs), n_outputs, gpu, fp16, packing)
+    return _infer(net, inputs, n_outputs)
+
+
+def time_layer(type_name: str, params: dict, weights=None, inputs=(), n_outputs: int = 1, fp16: bool = False,
+               packing: bool = True, runs: int = 20, warmup: int = 3) -> dict[str, list[float]]:
+    """GPU time of a layer's dispatches: {shader name: microseconds in each of `runs` inferences},
+    from the GPU timestamps `vkncnn profile` uses (a shader dispatched twice in one run sums)."""
+    inputs = [np.asarray(x, np.float32) for x in inputs]
+    if weights is None:
+        weights = random_layer_weights(type_name, params, len(inputs), n_outputs)
+    net = _layer_net(type_name, params, weights, len(inputs), n_outputs, True, fp16, packing)
+    net.gpu.profile = "dispatches"  # before the first inference: the plan gets its timer when recorded
+    for _ in range(max(1, warmup)):
+        _infer(net, inputs, n_outputs)
+    net.gpu.layer_times.clear()
+    for _ in range(runs):
+        _infer(net, inputs, n_outputs)
+    prefix = f"{type_name} op "  # labels are "Type name shader"; the layer is named op (layer_param_text)
+    return {label[len(prefix):]: list(times) for label, times in net.gpu.layer_times.items()
+            if label.startswith(prefix)}
 
 
 @dataclass
@@ -145,10 +188,15 @@ def random_net_weights(param_text: str, seed: int = 0) -> bytes:
     return b"".join(mb.chunks)
 
 
-def test_layer(type_name: str, params: dict | ParamDict, weights=(), inputs=(), n_outputs: int = 1,
-               variants=("fp32-pack1", "fp32-pack4", "fp16-pack1", "fp16-pack4")) -> LayerReport:
-    """Run a layer on the numpy path and on each GPU variant; report the max errors."""
+def test_layer(type_name: str, params: dict | ParamDict, weights=None, inputs=(), n_outputs: int = 1,
+               variants=("fp32-pack1", "fp32-pack4", "fp16-pack1", "fp16-pack4"), seed: int = 0) -> LayerReport:
+    """Run a layer on the numpy path and on each GPU variant; report the max errors.
+
+    weights: None draws seeded random weights of the sizes the layer's params ask for.
+    """
     inputs = [np.asarray(x, np.float32) for x in inputs]
+    if weights is None:
+        weights = random_layer_weights(type_name, dict(params), len(inputs), n_outputs, seed)
     report = LayerReport(type_name, dict(params), [tuple(x.shape) for x in inputs])
     for variant in variants:
         precision, pack = variant.split("-")

@@ -3,7 +3,7 @@
 Importing this package (or any module in it) does not load Vulkan: the `vulkan`
 binding is imported on first use (vk.py). The main names are available lazily:
 
-    from vkncnn.gpu import run_shader, get_gpu_device, VkCompute, Pipeline, VkMat
+    from vkncnn.gpu import run_shader, ShaderProgram, get_gpu_device, VkCompute, Pipeline, VkMat
 """
 
 from __future__ import annotations
@@ -36,6 +36,9 @@ _EXPORTS = {
     "ReplanNeeded": "vulkan.command",
     "Download": "vulkan.command",
     "convert_packing": "vulkan.packing",
+    "ShaderProgram": "shader_program",
+    "ShaderBuffer": "shader_buffer",
+    "ShaderTiming": "shader_timing",
 }
 
 __all__ = [
@@ -44,6 +47,9 @@ __all__ = [
     "HostSlot",
     "Pipeline",
     "ReplanNeeded",
+    "ShaderBuffer",
+    "ShaderProgram",
+    "ShaderTiming",
     "VkBlobAllocator",
     "VkBufferMemory",
     "VkCompute",

@@ -4,7 +4,8 @@ ncnn's resolve_shader_info, reduced to what vkncnn needs:
   * the bindings of descriptor set 0: how many, storage vs uniform buffer, and whether
     each is read and/or written (`readonly` / `writeonly` become NonWritable /
     NonReadable decorations): the barrier tracker needs to know which tensors a
-    dispatch writes;
+    dispatch writes; and the least bytes each block needs (a runtime array counted
+    empty), which the shader harness checks a bound buffer against;
   * the push-constant block: its size in bytes and the type of each 32-bit member;
   * the specialization-constant ids and types, and the local size: either fixed in the shader
     (LocalSize execution mode) or taken from spec ids 233/234/235.
@@ -45,6 +46,7 @@ class BindingInfo:
     storage: bool = True    # storage buffer (else uniform buffer)
     reads: bool = True
     writes: bool = True
+    min_size: int = 0       # bytes of the block with its runtime array (if any) empty
 
 
 @dataclass
@@ -133,8 +135,9 @@ def reflect(spirv: bytes) -> ShaderInfo:
         members = member_decorations.get(pointee, {})
         nonwritable = _DEC_NON_WRITABLE in decs or (members and all(_DEC_NON_WRITABLE in m for m in members.values()))
         nonreadable = _DEC_NON_READABLE in decs or (members and all(_DEC_NON_READABLE in m for m in members.values()))
-        bindings[decs[_DEC_BINDING][0]] = BindingInfo(storage, reads=not nonreadable,
-                                                      writes=storage and not nonwritable)
+        bindings[decs[_DEC_BINDING][0]] = BindingInfo(
+            storage, reads=not nonreadable, writes=storage and not nonwritable,
+            min_size=_type_size(pointee, types, constants, decorations, member_decorations))
     if bindings:
         # unused binding numbers in between still get a (storage buffer) slot, as in ncnn
         info.bindings = [bindings.get(b, BindingInfo(True, False, False)) for b in range(max(bindings) + 1)]

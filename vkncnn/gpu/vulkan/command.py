@@ -227,7 +227,13 @@ class VkCompute:
         dst = VkMat.for_numpy_shape(array.shape, elempack, dtype.itemsize, allocator)
         if dst.empty():
             return dst
+        self._record_staged_copy(dst, array, slot, dtype, opt)
+        return dst
+
+    def _record_staged_copy(self, dst: VkMat, array: np.ndarray, slot, dtype, opt) -> None:
+        """Fill a staging buffer from `array` (now) or `slot` (each run) and copy it into dst."""
         nbytes = dst.nbytes()
+        elempack = dst.elempack
         staging = self._new_staging(nbytes, opt)
         view = staging.mapped[:nbytes].view(dtype).reshape(dst.packed_shape())
         if slot is None:
@@ -245,7 +251,6 @@ class VkCompute:
         self._use(staging)
         self._use(dst)
         self._record_copy(staging, dst.data, nbytes)
-        return dst
 
     def _upload_cast_on_device(self, slot, opt, elempack: int, allocator) -> VkMat:
         """Per-inference fp32 input to fp16 storage: upload fp32, cast in a shader.
@@ -273,6 +278,27 @@ class VkCompute:
         packing to elempack 4 happens on the host, along numpy axis 0.
         """
         return self._upload(src, opt, elempack, self.blob_allocator(opt))
+
+    def record_write(self, dst: VkMat, src, opt=None, dtype=None) -> None:
+        """Copy an ndarray (now) or a HostSlot (each time its step runs) into the existing `dst`.
+
+        record_upload makes a new blob; this fills one that outlives the recording (the
+        shader harness's persistent buffers), so a replay sees what was written last. The
+        array has dst's unpacked numpy shape; it is packed to dst's elempack and cast to
+        `dtype` (default: dst's float type) on the host, in one vectorised copy.
+        """
+        slot = src if isinstance(src, HostSlot) else None
+        if slot is not None and slot.array is None:
+            raise GpuError("record_write: the HostSlot is empty at record time (its shape is needed)")
+        array = np.asarray(slot.array if slot is not None else src)
+        stored = np.dtype(dtype) if dtype is not None else dst.scalar_dtype()
+        if stored.itemsize != dst.scalar_size():
+            raise GpuError(f"record_write: {stored} scalars do not fit a VkMat of {dst.scalar_size()}-byte scalars")
+        if array.shape != dst.numpy_shape():
+            raise GpuError(f"record_write: a {array.shape} array does not fill a {dst.numpy_shape()} VkMat")
+        if dst.empty():
+            return
+        self._record_staged_copy(dst, array, slot, stored, opt)
 
     def record_download(self, src: VkMat, opt=None, dtype=None, what: str = "the host copy of a device blob"
                         ) -> Download:
