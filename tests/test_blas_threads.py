@@ -46,3 +46,37 @@ def test_single_row_products_thread_from_fewer_multiply_adds():
     assert BlasThreads(between, 2, vector=True).threads == 2
     assert BlasThreads(between, 2).threads == 1
     assert BlasThreads(PARALLEL_VECTOR_MACS - 1, 2, vector=True).threads == 1
+
+
+def test_setters_come_from_threadpoolctl_when_installed(monkeypatch):
+    """With threadpoolctl importable, its BLAS controllers' set_num_threads are the setters
+    (a stand-in module here: the real one is optional)."""
+    import sys
+    import types
+
+    calls = []
+
+    class Lib:
+        def __init__(self, name):
+            self.name = name
+
+        def set_num_threads(self, n):
+            calls.append((self.name, n))
+
+    class Controller:
+        def select(self, user_api):
+            assert user_api == "blas"
+            return types.SimpleNamespace(lib_controllers=[Lib("openblas"), Lib("mkl")])
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", types.SimpleNamespace(ThreadpoolController=Controller))
+    for setter in blas_threads._find_setters():
+        setter(3)
+    assert calls == [("openblas", 3), ("mkl", 3)]
+
+
+def test_setters_fall_back_to_proc_maps_without_threadpoolctl(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import fails as if not installed
+    monkeypatch.setattr(blas_threads, "_find_openblas_setters", lambda: ["from /proc/self/maps"])
+    assert blas_threads._find_setters() == ["from /proc/self/maps"]

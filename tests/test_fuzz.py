@@ -2,7 +2,7 @@
 
 Load time: a few thousand mutated real files, in this process. Extract time: a few
 hundred mutated models run to their outputs in worker processes. The long profile
-(100,000+ cases) is `python -m vkncnn.tools.fuzz --cases 100000`.
+(100,000+ cases) is `python -m vkncnn.tools.dev.fuzz --cases 100000`.
 """
 
 import random
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from vkncnn.errors import LayerError, MemoryBudgetError, ShapeError
-from vkncnn.tools import fuzz, fuzz_cases, fuzz_model, fuzz_worker
-from vkncnn.tools.fuzz_cases import Case
-from vkncnn.tools.fuzz_pool import Limits
+from vkncnn.tools.dev import fuzz, fuzz_cases, fuzz_model, fuzz_worker
+from vkncnn.tools.dev.fuzz_cases import Case
+from vkncnn.tools.dev.fuzz_pool import Limits
 
 CORPUS = fuzz.seed_corpus()
 

@@ -7,8 +7,8 @@ import json
 import numpy as np
 
 import vkncnn
-from vkncnn.tools import layer_bench
 from vkncnn.tools.benchmark_models import param_path
+from vkncnn.tools.dev import layer_bench
 
 
 def test_input_params_name_every_axis():

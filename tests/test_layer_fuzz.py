@@ -1,17 +1,17 @@
-"""The differential layer fuzzer (tools/layer_fuzz.py), quick profile: a fixed, seeded set
+"""The differential layer fuzzer (tools/dev/layerfuzz), quick profile: a fixed, seeded set
 of random valid configs per layer type, vkncnn against real ncnn.
 
-The long profile: `python -m vkncnn.tools.layer_fuzz --cases 300 --seed N`; the paths
+The long profile: `python -m vkncnn.tools.dev.layerfuzz --cases 300 --seed N`; the paths
 gpuD/gpuT (discrete-GPU kernels) and gpuR (replayed plans) with `--paths`.
 """
 
 import pytest
 
 from tests.oracle import needs_gpu
-from vkncnn.tools.layer_fuzz import draw_case, fuzz_layer
-from vkncnn.tools.layer_fuzz_cases import GENERATORS
-from vkncnn.tools.layer_fuzz_known import known_ncnn_bug
-from vkncnn.tools.ncnn_worker import NcnnWorker
+from vkncnn.tools.dev.layerfuzz.known import known_ncnn_bug
+from vkncnn.tools.dev.layerfuzz.registry import GENERATORS
+from vkncnn.tools.dev.layerfuzz.runner import draw_case, fuzz_layer
+from vkncnn.tools.dev.ncnn_worker import NcnnWorker
 
 pytest.importorskip("ncnn")
 
@@ -26,15 +26,15 @@ GPU_LAYERS = ["Convolution", "ConvolutionDepthWise", "Deconvolution", "Deconvolu
               "Gemm@int8", "MultiHeadAttention@int8", "Crop@expr", "Cast", "Quantize", "DeformableConv2D"]
 
 
-# variants of a layer's generator (layer_fuzz_wide.py: channels to 128; layer_fuzz_long.py:
-# one long reduced axis) and multi-layer chains (layer_fuzz_chain.py) cost more per case:
+# variants of a layer's generator (layerfuzz/wide.py: channels to 128; layerfuzz/long.py:
+# one long reduced axis) and multi-layer chains (layerfuzz/chain.py) cost more per case:
 # a few each, on every path
 VARIANT_KEYS = [k for k in GENERATORS if k.endswith(("@wide", "@long", "@winograd"))]
 CHAIN_KEYS = [k for k in GENERATORS if k.startswith("Chain@")]
 ONE_LAYER_KEYS = [k for k in GENERATORS if k not in VARIANT_KEYS and k not in CHAIN_KEYS]
 VARIANT_CASES = 1
 CHAIN_CASES = 2
-# the kernels a discrete GPU takes (layer_fuzz_discrete.py), made to run on this device:
+# the kernels a discrete GPU takes (layerfuzz/discrete.py), made to run on this device:
 # Winograd and the direct kernel (gpuD), the tiled kernel with split-K (gpuT)
 DISCRETE_KEYS = ["Convolution@winograd", "Convolution@wide", "Chain@residual"]
 DISCRETE_CASES = 1
@@ -95,6 +95,6 @@ def test_replayed_plans_match_ncnn(type_name, worker):
     ("Pooling@wide", 65, 24, 23),  # SAME padding with a negative bottom: rows past the output
 ])
 def test_known_ncnn_bug_rules_flag_their_cases(type_name, seed, flagged, clean):
-    """A rule in layer_fuzz_known.py matches the case it was measured on, not a neighbour."""
+    """A rule in layerfuzz/known.py matches the case it was measured on, not a neighbour."""
     assert known_ncnn_bug(draw_case(type_name, seed, flagged))
     assert not known_ncnn_bug(draw_case(type_name, seed, clean))

@@ -1,4 +1,4 @@
-"""Whole models converted by pnnx (tests/fixtures/<name>/, written by tools/make_fixtures.py).
+"""Whole models converted by pnnx (tests/fixtures/<name>/, written by tools/dev/make_fixtures.py).
 
 Each fixture holds pnnx's model.param/.bin and io.npz with a fixed input and PyTorch's
 output. vkncnn must reproduce torch within 1e-4 (relative to the output's scale) and

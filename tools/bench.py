@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import sys
 import tempfile
@@ -33,9 +32,15 @@ import numpy as np
 from .benchmark_models import INPUT_SHAPES
 from .cmd_common import CommandError, parse_shape
 from .model_source import ModelSource, resolve_model
+from .progress import Progress
 
 
 def _rss_peak_mb() -> float:
+    """Peak resident memory of this process in MB (NaN where the OS has no getrusage)."""
+    try:
+        import resource  # lazy: Unix-only; Windows has no such module
+    except ImportError:
+        return float("nan")
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
@@ -102,16 +107,17 @@ def _timed(layer, sink: dict):
     return forward_cpu
 
 
-def print_profile(model: str, layer_times: dict, top: int = 15, unit: str = "layers") -> None:
+def print_profile(model: str, layer_times: dict, top: int = 15, unit: str = "layers", out=print) -> None:
+    """The slowest layers and the time by layer type, through `out` (print, or a progress line's)."""
     rows = sorted(((statistics.median(v), k) for k, v in layer_times.items()), reverse=True)
     total = sum(t for t, _ in rows)
     by_type: dict[str, float] = {}
     for t, k in rows:
         by_type[k.split()[0]] = by_type.get(k.split()[0], 0.0) + t
-    print(f"  profile of {model}: {total / 1e3:.2f} ms in {len(rows)} {unit} (medians)")
+    out(f"  profile of {model}: {total / 1e3:.2f} ms in {len(rows)} {unit} (medians)")
     for t, k in rows[:top]:
-        print(f"    {t / 1e3:8.3f} ms {100 * t / total:5.1f}%  {k}")
-    print("    by type: " + ", ".join(f"{k} {v / 1e3:.2f} ms" for k, v in
+        out(f"    {t / 1e3:8.3f} ms {100 * t / total:5.1f}%  {k}")
+    out("    by type: " + ", ".join(f"{k} {v / 1e3:.2f} ms" for k, v in
                                      sorted(by_type.items(), key=lambda kv: -kv[1])))
 
 
@@ -201,7 +207,7 @@ def _model_inputs(source: ModelSource, batch: int):
     return inputs[0] if len(inputs) == 1 else inputs
 
 
-def bench_model(source: ModelSource, args, batch: int = 1) -> dict:
+def bench_model(source: ModelSource, args, batch: int = 1, out=print) -> dict:
     model = source.label
     weights = source.weights(seed=0)
     x = _model_inputs(source, batch)
@@ -245,7 +251,7 @@ def bench_model(source: ModelSource, args, batch: int = 1) -> dict:
             result["profile"] = {k: statistics.median(v) for k, v in ours.layer_times.items()}
             by_dispatch = args.profile == "dispatches"
             print_profile(model, ours.layer_times, top=40 if by_dispatch else 15,
-                          unit="layer dispatches" if by_dispatch else "layers")
+                          unit="layer dispatches" if by_dispatch else "layers", out=out)
         return result
 
 
@@ -288,6 +294,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     ap.add_argument("--profile", nargs="?", const="layers", choices=("layers", "dispatches"),
                     help="also print a per-layer time breakdown (GPU: per dispatch with 'dispatches')")
+    ap.add_argument("--quiet", "-q", action="store_true",
+                    help="no progress line on stderr over many models (it shows only on a terminal)")
 
 
 def parse_batches(text: str) -> list[int]:
@@ -335,11 +343,13 @@ def run(args) -> int:
           f"interleave: blocks of {args.block}, {args.settle_ms:g} ms apart")
     print(head)
     failed = 0
-    for source in sources:
-        for batch in args.batch:
-            r = _bench_line(source, args, batch, width, batched)
-            results.append(r)
-            failed += "error" in r
+    with Progress(len(sources) * len(args.batch), "bench", quiet=args.quiet) as progress:
+        for source in sources:
+            for batch in args.batch:
+                r = _bench_line(source, args, batch, width, batched, out=progress.print)
+                results.append(r)
+                failed += "error" in r
+                progress.advance(source.label)
     print(f"peak host RSS {_rss_peak_mb():.0f} MB")
     if args.json:
         with open(args.json, "w") as f:
@@ -347,15 +357,15 @@ def run(args) -> int:
     return 1 if failed else 0
 
 
-def _bench_line(source: ModelSource, args, batch: int, width: int, batched: bool) -> dict:
+def _bench_line(source: ModelSource, args, batch: int, width: int, batched: bool, out=print) -> dict:
     """Time one model at one batch size and print its line of the table."""
     model = source.label
     label = f"{model:<{width}}" + (f"{batch:>6}" if batched else "")
     try:
-        r = bench_model(source, args, batch)
+        r = bench_model(source, args, batch, out=out)
     except Exception as e:
         reason = " ".join(f"{type(e).__name__}: {e}".split())
-        print(f"{label} failed: {reason}", flush=True)
+        out(f"{label} failed: {reason}")
         return {"model": model, "batch": batch, "error": reason}
     line = (f"{label}{r['vkncnn_load_ms']:9.1f}{r['vkncnn_first_ms']:10.1f}{r['vkncnn_min_ms']:9.2f}"
             f"{r['vkncnn_median_ms']:9.2f}{r['vkncnn_max_ms']:9.2f}")
@@ -364,7 +374,7 @@ def _bench_line(source: ModelSource, args, batch: int, width: int, batched: bool
     if args.compare_ncnn:
         line += f"{r['ncnn_median_ms']:10.2f}" + (f"{r['ncnn_images_per_s']:10.1f}" if batched else "")
         line += f"{r['ratio']:7.2f}"
-    print(line, flush=True)
+    out(line)
     return r
 
 

@@ -35,14 +35,15 @@ COMMANDS = {
 }
 # name -> (module, one-line help): tools with their own parser; their main(argv) gets the rest of the line
 PASS_THROUGH = {
-    "layerbench": ("vkncnn.tools.layer_bench", "each layer of the benchmark models alone, vs ncnn"),
     "digits": ("vkncnn.tools.digits", "the main job: classify handwritten digits"),
     "randweights": ("vkncnn.tools.randweights", "write a seeded random .bin for a .param"),
     "shadertest": ("vkncnn.tools.shader_test", "compare a layer's GPU shader with numpy"),
     "build-spirv": ("vkncnn.tools.build_spirv", "precompile the built-in shaders"),
     "compare": ("vkncnn.tools.compare_models", "the benchmark models, or a .param, vs real ncnn"),
-    "fuzz": ("vkncnn.tools.fuzz", "fuzz the model loaders with mutated real files"),
-    "layerfuzz": ("vkncnn.tools.layer_fuzz", "random one-layer models, vkncnn against real ncnn"),
+    # developer tools (tools/dev/), for work on vkncnn itself
+    "layerbench": ("vkncnn.tools.dev.layer_bench", "(dev) each layer of the benchmark models alone, vs ncnn"),
+    "fuzz": ("vkncnn.tools.dev.fuzz", "(dev) fuzz the model loaders with mutated real files"),
+    "layerfuzz": ("vkncnn.tools.dev.layerfuzz.runner", "(dev) random one-layer models, vkncnn against real ncnn"),
 }
 # the last line of `vkncnn --help`
 EPILOG = "VKNCNN_DEBUG=1 in the environment is the same as --debug."

@@ -19,7 +19,6 @@ writes DIR/<input name>.npy per input.
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +27,7 @@ import vkncnn
 
 from .bench import add_runner_arguments
 from .cmd_common import CommandError, existing_file, parse_floats, parse_size
+from .progress import Progress
 
 IMAGE_SUFFIXES = {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tif", ".tiff", ".webp", ".ppm", ".pgm", ".pnm"}
 PT = vkncnn.Mat.PixelType
@@ -46,6 +46,8 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="save blob NAME as .npy (a folder, DIR/, with a folder of inputs); NAME= may be left "
                          "out for a model with one output. Default: print every output's summary")
     ap.add_argument("--topk", type=int, default=5, metavar="K", help="top values printed per output (default 5)")
+    ap.add_argument("--quiet", "-q", action="store_true",
+                    help="no progress line on stderr over a folder of inputs (it shows only on a terminal)")
     add_runner_arguments(ap)
     img = ap.add_argument_group("image inputs (as ncnn's Mat.from_pixels_resize + substract_mean_normalize)")
     img.add_argument("--size", type=parse_size, metavar="W,H", help="resize images to W,H (default: their own size)")
@@ -241,14 +243,15 @@ def run(args: argparse.Namespace) -> int:
         out_dirs[name].mkdir(parents=True, exist_ok=True)
     if len({p.resolve() for p in out_dirs.values()}) < len(out_dirs):
         raise CommandError("two --output blobs name the same folder; give each its own")
-    for i, item in enumerate(items, 1):
-        print(f"[{i}/{len(items)}] {item.name}", file=sys.stderr, flush=True)
-        results = infer(net, {**fixed, folders[0]: load_input(item, args)}, wanted)
-        for name, a in results.items():
-            if name in out_dirs:
-                np.save(out_dirs[name] / f"{item.stem}.npy", a)
-            else:
-                print("\n".join(summary_lines(f"{item.name} {name}", a, args.topk)))
+    with Progress(len(items), "run", quiet=args.quiet) as progress:
+        for item in items:
+            results = infer(net, {**fixed, folders[0]: load_input(item, args)}, wanted)
+            for name, a in results.items():
+                if name in out_dirs:
+                    np.save(out_dirs[name] / f"{item.stem}.npy", a)
+                else:
+                    progress.print("\n".join(summary_lines(f"{item.name} {name}", a, args.topk)))
+            progress.advance(item.name)
     return 0
 
 

@@ -4,7 +4,7 @@
 
 The model (tools/data/digits.param + .bin) is a PyTorch net converted by pnnx:
 Convolution+ReLU x2, max Pooling, Flatten, InnerProduct+ReLU, InnerProduct. It was
-trained on scikit-learn's 8x8 digits by tools/train_digits.py; the 360 held-out test
+trained on scikit-learn's 8x8 digits by tools/dev/train_digits.py; the 360 held-out test
 images ship in tools/data/digits_test.npz. Each image goes through the net one at a
 time, as an app would feed it, and the tool prints a few predictions and the accuracy.
 It exits 1 when the accuracy falls below --threshold (2 when the model cannot run),

@@ -5,7 +5,10 @@ the CPUs this process may run on: in a 2-CPU container on a large host it starts
 dozens of spinning threads and even a small product runs many times slower than with
 the right count (figures: docs/perf-notes.md, "BLAS thread pool size"). Setting
 OPENBLAS_NUM_THREADS works only before numpy is imported, which the user controls, so
-we call OpenBLAS's own setter through ctypes instead.
+we call the BLAS library's own setter at run time instead: through threadpoolctl where that
+package is installed (it knows OpenBLAS, MKL and BLIS on every OS), else OpenBLAS's setter
+found through ctypes in the libraries /proc/self/maps lists (Linux; elsewhere BLAS is left
+as it is).
 
 A threaded BLAS call waits for its slowest thread. When another process keeps a core
 busy, that thread waits for a scheduler time slice, and every threaded call stalls:
@@ -41,6 +44,17 @@ def available_cpus() -> int:
 
 
 def _find_setters() -> list:
+    """Callables that set the BLAS libraries' thread counts (each takes n)."""
+    try:
+        import threadpoolctl  # lazy: optional, and its library scan runs once, here
+    except ImportError:
+        return _find_openblas_setters()
+    blas = threadpoolctl.ThreadpoolController().select(user_api="blas")
+    return [lib.set_num_threads for lib in blas.lib_controllers]
+
+
+def _find_openblas_setters() -> list:
+    """OpenBLAS's setters, looked up in the BLAS libraries this process has mapped."""
     found = []
     try:
         with open("/proc/self/maps") as maps:

@@ -246,7 +246,7 @@ def test_convolution_family(act):
 def test_convolution_kernels_of_discrete_gpus(profile):
     # the direct kernel and the tiled one with split-K, as a discrete GPU takes them (no Winograd:
     # stride 2 and 1x1/5x5 kernels)
-    from vkncnn.tools.layer_fuzz_discrete import device_profile
+    from vkncnn.tools.dev.layerfuzz.discrete import device_profile
 
     with device_profile(profile):
         for params, shape in (({0: 8, 1: 3, 3: 2, 4: 1, 5: 1, 6: 8 * 8 * 9, 9: 1}, (8, 9, 9)),

@@ -92,7 +92,7 @@ def test_in_gpu_net():
 @pytest.mark.parametrize("mode", [-233, -234])
 def test_same_pads_match_ncnn_quirks(kernel, stride, dhw, mode):
     """ncnn's SAME_LOWER puts depth's odd pad after, and its 3-D border crops a negative
-    amount before d or h at the end (found by tools/layer_fuzz: vkncnn differed)."""
+    amount before d or h at the end (found by tools/dev/layerfuzz: vkncnn differed)."""
     sd, sh, sw = stride
     extra = {4: mode, 3: sw, 13: sh, 23: sd}
     check_layer(TYPE, params3d(3, 3, kernel, extra=extra), weights3d(3, 3, kernel), [rand(3, *dhw)])

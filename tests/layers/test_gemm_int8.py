@@ -10,7 +10,7 @@ import pytest
 from tests.oracle import check_layer, rand
 from vkncnn.errors import ParamError
 from vkncnn.testing import run_layer
-from vkncnn.tools.layer_fuzz_storage import fp32, int8, raw
+from vkncnn.tools.dev.layerfuzz.storage import fp32, int8, raw
 
 M, N, K = 5, 6, 9
 

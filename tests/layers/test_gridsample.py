@@ -76,7 +76,7 @@ def test_gridsample_bicubic_reflection_align_corner_clamps_far_taps(h, w):
     grid values past +-1, one mirror about the edge centres is not enough (3 -> -1 for w=2)
     and ncnn clamps the mirrored tap to the edge. The grid keeps each channel's points below
     8, where ncnn's x86 build takes its scalar code (its AVX code reads outside the plane
-    there: layer_fuzz_known.py)."""
+    there: tools/dev/layerfuzz/known.py)."""
     x = rand(3, h, w, seed=w)
     g = _grid((7, 3, 2), False, seed=h)
     g[..., 0] *= 1.2  # reach further past the edges

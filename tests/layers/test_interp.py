@@ -83,5 +83,5 @@ def test_tiny_inputs_match_ncnn(resize_type, align_corner):
 @pytest.mark.parametrize("resize_type", [1, 2, 3])
 def test_2d_blob_ignores_height_scale(height_scale, resize_type):
     """A 2-D blob keeps its rows, so a height_scale that would round one row to 0 is fine
-    (found by tools/layer_fuzz: vkncnn raised 'output size 0x5 is not positive')."""
+    (found by tools/dev/layerfuzz: vkncnn raised 'output size 0x5 is not positive')."""
     check_layer("Interp", {0: resize_type, 1: height_scale, 2: 0.5}, [], [rand(1, 11)])

@@ -27,7 +27,7 @@ def test_rmsnorm(shape, affine, eps):
 @pytest.mark.parametrize("gpu", [False, True])
 def test_rmsnorm_groups_of_4d_blobs(shape, size, affine, gpu):
     """ncnn normalises a 4-D blob by rows (affine_size == w), by (h, w) planes (== w*h) or by
-    channels (found by tools/layer_fuzz: vkncnn used rows, and broadcast gamma wrongly)."""
+    channels (found by tools/dev/layerfuzz: vkncnn used rows, and broadcast gamma wrongly)."""
     if gpu and not gpu_available():
         pytest.skip("no Vulkan device")
     weights = [raw(rand(size, seed=2, lo=0.5, hi=1.5))] if affine else []

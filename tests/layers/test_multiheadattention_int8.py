@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.oracle import check_layer, rand
-from vkncnn.tools.layer_fuzz_storage import int8, raw
+from vkncnn.tools.dev.layerfuzz.storage import int8, raw
 
 
 def mha_int8(embed, heads, qdim, kdim, vdim, extra=None, seed=0):

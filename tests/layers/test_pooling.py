@@ -97,7 +97,7 @@ def test_four_dim_input_pools_first_depth_slice_like_ncnn(params, c):
 @pytest.mark.parametrize("gpu", [False, True])
 def test_same_crops_bottom_rows_when_width_pads(pad_mode, pooling_type, gpu):
     """SAME with a 1x4 window, stride 3x2: w pads while h's amount is negative; ncnn crops
-    all of h's off the bottom rows (found by tools/layer_fuzz.py)."""
+    all of h's off the bottom rows (found by tools/dev/layerfuzz)."""
     params = {0: pooling_type, 1: 4, 11: 1, 2: 2, 12: 3, 5: pad_mode}
     check_layer("Pooling", params, [], [rand(3, 9, 8)], gpu=gpu)
 
@@ -109,6 +109,6 @@ def test_same_crops_width_when_height_pads(pad_mode, pooling_type, gpu):
     """SAME with a 7x3 window, stride 4x6 on 16x11: h pads (3) while w's amount is negative
     (-1), split as the pads are: SAME_LOWER crops a column in front. Rows of 12+ pixels or
     packed channels are where ncnn's copy writes outside its rows instead
-    (tools/layer_fuzz_known.py: _negative_border_bug), so this stays at 3 channels of 11."""
+    (tools/dev/layerfuzz/known.py: _negative_border_bug), so this stays at 3 channels of 11."""
     params = {0: pooling_type, 1: 3, 2: 6, 11: 7, 12: 4, 5: pad_mode, 6: 1}
     check_layer("Pooling", params, [], [rand(3, 16, 11)], gpu=gpu)

@@ -59,5 +59,5 @@ def test_in_gpu_net():
 @pytest.mark.parametrize("shape", [(5, 5, 3, 4), (16, 7, 2, 7), (3, 4, 4, 4)])
 def test_same_lower_pads_depth_like_ncnn(ptype, include_pad, shape):
     """ncnn's SAME_LOWER puts the odd pad after on depth, before on h and w (found by
-    tools/layer_fuzz: vkncnn put it before on all three axes)."""
+    tools/dev/layerfuzz: vkncnn put it before on all three axes)."""
     check_layer(TYPE, {0: ptype, 1: 2, 2: 1, 5: 3, 6: include_pad}, [], [rand(*shape)])

@@ -26,7 +26,7 @@ import numpy as np
 from ..errors import GpuError, LayerError
 from ..graph import Graph
 from ..layer import layer_failure
-from ..log import warn_once
+from ..log import logger, warn_once
 from .fusion import plan_fusions
 from .vulkan import instance, lifetime
 from .vulkan.allocator import VkBlobAllocator, VkWeightAllocator
@@ -47,25 +47,57 @@ def bind_net(graph: Graph, opt, device_index: int | None):
         lifetime.check_not_forked("Vulkan")
         count = instance.get_gpu_count()
     except (GpuError, ImportError, OSError) as e:
-        warn_once(f"vkncnn: Vulkan unavailable ({e}); running on the CPU (numpy) path")
+        fix = _vulkan_fix(e)
+        warn_once(f"vkncnn: Vulkan unavailable ({e}); running on the CPU (numpy) path. {fix + ' ' if fix else ''}"
+                  f"{_QUIET_CPU}")
         return None
     if count == 0:
-        warn_once("vkncnn: no Vulkan device found; running on the CPU (numpy) path")
+        warn_once("vkncnn: no Vulkan device found (the Vulkan loader works but lists no GPU); running on the "
+                  "CPU (numpy) path. Install your GPU's Vulkan driver (or mesa-vulkan-drivers for the CPU "
+                  f"driver lavapipe); `vkncnn devices` shows what the loader sees. {_QUIET_CPU}")
         return None
     index = device_index
+    why = "set_vulkan_device"
     if index is None:
-        index = opt.vulkan_device_index if opt.vulkan_device_index >= 0 else instance.get_default_gpu_index()
+        if opt.vulkan_device_index >= 0:
+            index, why = opt.vulkan_device_index, "opt.vulkan_device_index"
+        else:
+            index, why = instance.get_default_gpu_index(), "the default: the best of the devices found"
     if not 0 <= index < count:
         raise GpuError(f"set_vulkan_device({index}): only {count} Vulkan device(s) exist")
     try:
         vkdev = instance.get_gpu_device(index)
     except GpuError as e:
-        warn_once(f"vkncnn: Vulkan device {index} failed to start ({e}); running on the CPU path")
+        warn_once(f"vkncnn: Vulkan device {index} failed to start ({e}); running on the CPU (numpy) path. "
+                  "Pick another device with net.set_vulkan_device(i) (`vkncnn devices` lists them) or update "
+                  f"the driver. {_QUIET_CPU}")
         return None
+    info = vkdev.info
+    logger.info("Vulkan device %d of %d: %s (%s), chosen by %s", index, count, info.device_name(),
+                info.type_name(), why)
     _sanitize_options(opt, vkdev)
     for layer in graph.layers:
         layer.vkdev = vkdev
-    return NetGpu(graph, opt, vkdev)
+    netgpu = NetGpu(graph, opt, vkdev)
+    host = [f"{layer.name} ({layer.type})" for layer in graph.layers if not netgpu.gpu_layer(layer)]
+    if host:
+        logger.info("%d of %d layers have no Vulkan shader (or are Python layers) and run on the host, between "
+                    "GPU steps: %s", len(host), len(graph.layers), ", ".join(host))
+    return netgpu
+
+
+# how to choose the numpy path on purpose, without the warning
+_QUIET_CPU = "Set net.opt.use_vulkan_compute = False to run on the CPU without this warning."
+
+
+def _vulkan_fix(e: BaseException) -> str:
+    """What to install for the error that stopped Vulkan from starting."""
+    if isinstance(e, ImportError):
+        return "Install the Vulkan bindings: pip install 'vkncnn[gpu]'."
+    if isinstance(e, OSError):
+        return ("Install the Vulkan loader and a driver (on Debian/Ubuntu: apt install libvulkan1 "
+                "mesa-vulkan-drivers).")
+    return ""  # a GpuError names the fix itself
 
 
 def _sanitize_options(opt, vkdev) -> None:

@@ -3,18 +3,19 @@ in a local folder and a missing one is a ModelFileError that names the file and 
 folder to put it in.
 
 The folder is, first found: the `root` argument (a model's `model_dir`), the
-VKNCNN_MODEL_ZOO environment variable, ~/.cache/vkncnn/models. The files are the ones
+VKNCNN_MODEL_ZOO environment variable, models/ in the platform's cache folder
+(~/.cache/vkncnn/models on Linux; vkncnn/user_dirs.py). The files are the ones
 ncnn's model zoo uses (https://github.com/nihui/ncnn-assets/tree/master/models).
 """
 
 import os
 
 from ..errors import ModelFileError
+from ..user_dirs import user_cache_root
 from ..utils.download import check_sha1
 
 __all__ = ["get_model_file", "model_dir", "purge"]
 
-DEFAULT_ROOT = os.path.join("~", ".cache", "vkncnn", "models")
 ENV_VAR = "VKNCNN_MODEL_ZOO"
 ASSETS_URL = "https://github.com/nihui/ncnn-assets/raw/master/models/"
 
@@ -68,7 +69,7 @@ SPLIT_FILES = {"ZF_faster_rcnn_final.bin": 3, "rfcn_end2end.bin": 2, "yolov4-opt
 
 def model_dir(root=None) -> str:
     """The folder model files are read from (module docstring)."""
-    return os.path.expanduser(root or os.environ.get(ENV_VAR) or DEFAULT_ROOT)
+    return os.path.expanduser(root or os.environ.get(ENV_VAR) or str(user_cache_root() / "models"))
 
 
 def _join_parts(folder: str, name: str) -> bool:

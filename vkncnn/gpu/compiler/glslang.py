@@ -38,6 +38,7 @@ import threading
 from pathlib import Path
 
 from ...errors import ShaderCompileError
+from ...log import logger
 from .source import TARGET, compiler_disabled
 
 __all__ = ["TARGET", "GlslangLibrary", "backend", "compile_spirv", "compile_with_library",
@@ -320,7 +321,15 @@ def backend() -> str | None:
         return "subprocess" if find_validator() is not None else None
     if load_library() is not None:
         return "library"
-    return "subprocess" if find_validator() is not None else None
+    which = "subprocess" if find_validator() is not None else None
+    if not _fallback_logged:
+        _fallback_logged.append(which)
+        logger.info("glslang library unavailable (%s); %s", _library_error,
+                    f"compiling with {_validator}" if which else "no glslangValidator either: nothing can compile")
+    return which
+
+
+_fallback_logged: list = []  # the library-to-validator fallback is logged once per process
 
 
 _identity_cache: dict[str, str] = {}

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ... import shaders as _shaders_pkg
 from ...errors import ShaderCompileError
+from ...log import logger
 from . import spirv_cache
 from .preamble import make_preamble
 from .source import (
@@ -110,7 +111,9 @@ def _compile_cached(inp: ExpandedSource, name: str) -> bytes:
     if key is not None:
         hit = spirv_cache.load(key)
         if hit is not None:
+            logger.debug("shader %s: SPIR-V from the disk cache (%s)", name, spirv_cache.cache_dir())
             return hit
+    logger.info("shader %s: compiling with %s", name, identity or "no compiler")
     try:
         spirv = glslang.compile_spirv(inp.text, name)
     except ShaderCompileError as exc:
@@ -232,6 +235,8 @@ class BuiltinShaders:
                 raise ShaderCompileError(
                     f"built-in shader '{name}' [{variant.key}]: shipped SPIR-V {why}, and VKNCNN_NO_COMPILER "
                     "forbids compiling (run `python -m vkncnn.tools.build_spirv` where glslang is available)")
+            logger.info("built-in shader %s [%s]: shipped SPIR-V %s; falling back to the cache or the compiler",
+                        name, variant.key, why)
             spirv = _compile_cached(inp, f"{stem}.comp")
         self._memo[memo_key] = spirv
         return spirv

@@ -5,7 +5,8 @@ defines spliced in) and the compiler's identity (library or glslangValidator, it
 the target environment). Anything that changes the SPIR-V changes the key, so entries never
 need invalidating; stale ones are simply never asked for again.
 
-Folder: $VKNCNN_CACHE_DIR, else ~/.cache/vkncnn/spirv. One file per entry, <key>.spv, written
+Folder: $VKNCNN_CACHE_DIR, else spirv/ in the platform's cache folder (user_dirs.py:
+~/.cache/vkncnn/spirv on Linux). One file per entry, <key>.spv, written
 to a temporary name then renamed (atomic on POSIX), so concurrent processes never read half a
 file. Each file starts with a small header carrying the payload's sha256: a truncated or
 corrupt file fails the check, counts as a miss, and the next store rewrites it. An unwritable
@@ -19,6 +20,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from ...user_dirs import user_cache_root
+
 _MAGIC = b"VKNCSPV1"
 _SPIRV_MAGIC = 0x07230203
 KEY_VERSION = "vkncnn-spirv-cache-1"
@@ -26,7 +29,7 @@ KEY_VERSION = "vkncnn-spirv-cache-1"
 
 def cache_dir() -> Path:
     env = os.environ.get("VKNCNN_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "vkncnn" / "spirv"
+    return Path(env) if env else user_cache_root() / "spirv"
 
 
 def cache_key(compiler_input: str, compiler_identity: str) -> str:

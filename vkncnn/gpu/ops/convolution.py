@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import GpuError, ShapeError
+from ...log import log_kernel
 from ..vulkan.pipeline import shader_pipeline
 from ..vulkan.vkmat import VkMat
 from .conv_geometry import ConvGeometry, Plane
@@ -133,6 +134,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             and plane.elempack == 4 and ep == 4 and len(shape) == 3 and use_winograd(cmd.vkdev, m, n, k)):
         f = choose_tile(opt, outh, outw)
         if f:
+            log_kernel(layer, f"Winograd F({f}, 3)", f"3x3 stride 1, a {m}x{n}x{k} product large enough to pay off")
             return record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f, record_conv)
     direct = None
     if (not batched and path == "gemm" and not deconv and plane.elempack == 4 and ep == 4 and inc_g % 4 == 0
@@ -144,11 +146,13 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
             geometry.pad_top, geometry.pad_left, geometry.pad_value, has_residual]
+        log_kernel(layer, "convolution_direct", f"{m}x{n}x{k} product small enough for the direct loop")
         pipeline = shader_pipeline(layer.vkdev, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
         grid = (workgroups[0] * lx, workgroups[1], workgroups[2] * lz)
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, residual], [], grid)
         return top
     if path == "grouped":
+        log_kernel(layer, "convolutiondepthwise (grouped)", f"{group} groups of {inc_g} input channels")
         top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, outw * outh, num_output,
@@ -163,6 +167,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         if plane.elempack != ep:  # depthwise keeps channels in place: input and output pack alike
             x = cmd.vkdev.convert_packing(x, ep, cmd, opt)
             plane = Plane(plane.channels, plane.h, plane.w, plane.cstep, ep)
+        log_kernel(layer, "convolutiondepthwise", "one input channel per group")
         top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
         items = num_output // ep
         specs = geometry.specs() + [int(bias is not None)] + act + [
@@ -183,6 +188,8 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             and use_tensor_cores(cmd.vkdev, m, n * products, k)):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
+        log_kernel(layer, "convolution_coopmat", f"cooperative matrices (tensor cores) on the fp16 {m}x{n}x{k} "
+                   f"product, split-K {slices}")
         pipeline = shader_pipeline(layer.vkdev, "convolution_coopmat", fp16, specs + [slices, has_residual],
                                    (128, 1, 1))
         grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
@@ -190,6 +197,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         lx, ly, tm = conv_tile(m, n, parallel)
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
         slices = split_k(tiles, k, parallel)
+        log_kernel(layer, "convolution (tiled)", f"{m}x{n}x{k} product, tile {lx}x{ly}x{tm}, split-K {slices}")
         pipeline = shader_pipeline(layer.vkdev, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
                                    {"DECONV": int(deconv), "TM": tm})
         grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 
+from ...log import log_kernel
 from ..vulkan.pipeline import shader_pipeline
 from .dispatch_options import pow2_ceil
 
@@ -57,6 +58,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         a = GemmOperand(a.mat, 0, 0)
     specs = list(activation) + [int(c is not None), a.elempack, out.elempack]
     if fp16 and gemm_on_tensor_cores(cmd.vkdev, m, n * batch, k):
+        log_kernel(layer, "gemm_coopmat", f"cooperative matrices (tensor cores) on {batch} fp16 {m}x{n}x{k} products")
         pipeline = shader_pipeline(layer.vkdev, "gemm_coopmat", fp16, specs, (128, 1, 1))
         _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, (-(-n // 64) * 128, -(-m // 64), batch))
         return
@@ -76,6 +78,8 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         lx, ly = gemm_tile(m, n)
         local = (lx, ly, 1)
         global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
+    log_kernel(layer, f"gemm mode {mode}", ("tiled through shared memory", "matrix-vector, k split over a workgroup",
+                                            "one invocation per output")[mode] + f": {batch} x {m}x{n}x{k}")
     pipeline = shader_pipeline(layer.vkdev, "gemm", fp16, specs, local, {"MODE": mode})
     _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, global_size)
 

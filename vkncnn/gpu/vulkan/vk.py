@@ -14,6 +14,10 @@ as the Python variable naming it, which is the cffi pitfall DESIGN.md warns abou
 
 from __future__ import annotations
 
+import ctypes
+import importlib
+import sys
+
 from ...errors import GpuError
 
 _module = None
@@ -32,9 +36,64 @@ _HINTS = {
 }
 
 
+# Loader names the `vulkan` package does not try itself: it dlopens only libvulkan.so.1,
+# vulkan-1.dll and libvulkan.dylib, but Android ships its loader as plain libvulkan.so.
+FALLBACK_LOADERS = ("libvulkan.so",)
+
+
 def _import_vulkan():
     """The import itself, separate so tests can simulate a machine without Vulkan."""
-    import vulkan  # lazy: the binding dlopens the Vulkan loader when imported
+    try:
+        import vulkan  # lazy: the binding dlopens the Vulkan loader when imported
+    except OSError as first:
+        for name in FALLBACK_LOADERS:
+            try:
+                return _import_vulkan_with_loader(name)
+            except OSError:
+                continue
+        raise first
+    return vulkan
+
+
+class _LoaderRenamingFFI:
+    """The package's cffi FFI, except that dlopen of its first loader name opens `loader`.
+
+    The package picks its loader by name at import time, from a tuple inside the module
+    being imported, and cffi's FFI objects do not let dlopen be replaced; so for that one
+    import its module sees this wrapper in place of its FFI, and the real FFI is put back
+    everywhere straight after (every later call goes to cffi directly).
+    """
+
+    def __init__(self, ffi, loader: str) -> None:
+        self._ffi = ffi
+        self._loader = loader
+
+    def dlopen(self, name, *args):
+        return self._ffi.dlopen(self._loader if name == "libvulkan.so.1" else name, *args)
+
+    def __getattr__(self, name: str):
+        return getattr(self._ffi, name)
+
+
+def _import_vulkan_with_loader(loader: str):
+    """`import vulkan` again after it failed, its loader dlopened as `loader` (OSError when
+    that name does not load either)."""
+    ctypes.CDLL(loader)  # OSError here, before touching the package, when this name is absent too
+    # the FFI module, imported by the failed attempt and kept (it opens no library); importing
+    # it by name would run the package's __init__, and so the failing dlopen, again
+    cache = sys.modules.get("vulkan._vulkancache")
+    if cache is None:
+        raise OSError("the vulkan package's FFI module was not imported")
+    real = cache.ffi
+    cache.ffi = _LoaderRenamingFFI(real, loader)
+    try:
+        for partial in ("vulkan", "vulkan._vulkan"):
+            sys.modules.pop(partial, None)
+        vulkan = importlib.import_module("vulkan")
+    finally:
+        cache.ffi = real
+    sys.modules["vulkan._vulkan"].ffi = real
+    vulkan.ffi = real
     return vulkan
 
 
@@ -48,7 +107,8 @@ def load():
             raise GpuError("the Python package `vulkan` is not installed "
                            "(install the GPU extra: pip install 'vkncnn[gpu]')") from e
         except OSError as e:
-            raise GpuError(f"no Vulkan loader found (libvulkan.so.1 / vulkan-1.dll / libvulkan.dylib): {e}. "
+            raise GpuError(f"no Vulkan loader found (libvulkan.so.1 / libvulkan.so / vulkan-1.dll / libvulkan.dylib): "
+                           f"{e}. "
                            "Install your GPU driver's Vulkan support, or Mesa's lavapipe "
                            "(package mesa-vulkan-drivers) for a CPU Vulkan device") from e
         _module = mod

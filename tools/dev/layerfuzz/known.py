@@ -123,7 +123,8 @@ def _attention_int8_scale_tie(case) -> bool:
     if case.type_name != "MultiHeadAttention" or not case.params.get(18, 0):
         return False
     from vkncnn.cpu_fallback import attention_int8
-    from vkncnn.tools.layer_fuzz import case_model, run_vkncnn
+
+    from .runner import case_model, run_vkncnn
 
     ties, quantize_rows = [], attention_int8.quantize_rows
 

@@ -5,7 +5,7 @@ extracts every output, and says how it ended: "ok", the vkncnn.Error class name,
 failure: FOREIGN (any other exception, also one that a layer wrapper turned into a
 LayerError: the cause is what counts) or BLOWUP (numpy's own MemoryError: an allocation
 no budget check foresaw). Crashes, hangs and memory growth need a second process to see:
-tools/fuzz_pool.py watches workers running `main()` here.
+tools/dev/fuzz_pool.py watches workers running `main()` here.
 
 Protocol on the worker's stdin/stdout: 4-byte little-endian length + a pickle; the
 worker answers "ready" once, then one result dict per case. Anything else the process
@@ -18,7 +18,6 @@ from __future__ import annotations
 import math
 import os
 import pickle
-import resource
 import signal
 import struct
 import sys
@@ -59,6 +58,8 @@ def _peak() -> int:
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
+    import resource  # lazy: Unix-only (Windows has none), and only read where /proc is missing
+
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 

@@ -79,7 +79,8 @@ class Worker:
             env[var] = "1"  # LP_NUM_THREADS: lavapipe's rasterizer/compute threads
         self.log = tempfile.TemporaryFile()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "vkncnn.tools.fuzz_worker", str(self.limits.budget), "gpu" if self.gpu else "cpu"],
+            [sys.executable, "-m", "vkncnn.tools.dev.fuzz_worker", str(self.limits.budget),
+             "gpu" if self.gpu else "cpu"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env)
         hello = read_frame(self.proc.stdout)
         if not hello or not hello.get("ready"):

@@ -1,13 +1,14 @@
 """Differential layer fuzzer: random valid one-layer models, vkncnn against real ncnn.
 
-    python -m vkncnn.tools.layer_fuzz [--layers Convolution,Pooling] [--cases 50] [--seed 0]
-                                      [--paths cpu,gpu,gpu16] [--case N] [--show]
+    python -m vkncnn.tools.dev.layerfuzz [--layers Convolution,Pooling] [--cases 50] [--seed 0]
+                                         [--paths cpu,gpu,gpu16] [--case N] [--show]
+    (also `vkncnn layerfuzz ...`)
 
-For each layer type with a generator (tools/layer_fuzz_cases*.py) it draws random valid
-params over ncnn's parameter space and random input shapes, runs the one-layer model in
+For each layer type with a generator (registry.py; a module per layer family) it draws
+random valid params over ncnn's parameter space and random input shapes, runs the model in
 real ncnn (CPU, fp32, in a child process so a segfault is only a finding) and in vkncnn
 on each path: `cpu` (numpy), `gpu` (Vulkan fp32), `gpu16` (Vulkan fp16 storage; `gpuD`,
-`gpuT` and their fp16 forms take a discrete GPU's kernels: layer_fuzz_discrete.py; `gpuR`,
+`gpuT` and their fp16 forms take a discrete GPU's kernels: discrete.py; `gpuR`,
 `gpuR16` check a second run of the same net, which replays the first run's plans), and
 prints one line per disagreement with the command that replays it (`--case N --show`).
 
@@ -26,49 +27,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vkncnn.errors import Error as VkncnnError
-from vkncnn.testing import layer_param_text, param_entries, random_net_weights, rel_err, weights_bin
-from vkncnn.tools.layer_fuzz_discrete import base_path, device_profile
-from vkncnn.tools.layer_fuzz_known import known_ncnn_bug
-from vkncnn.tools.ncnn_worker import NcnnCrashed, NcnnWorker
+from vkncnn.testing import random_net_weights, rel_err, weights_bin
+from vkncnn.tools.dev.ncnn_worker import NcnnCrashed, NcnnWorker
 
-PATHS = ("cpu", "gpu", "gpu16")
-FP32_TOL = 1e-4
-FP16_TOL = 1e-2
-
-
-@dataclass
-class Case:
-    """One layer, its params, inputs and weights (None: seeded random of the sizes it asks for)."""
-    type_name: str
-    params: dict
-    inputs: list
-    weights: object = None
-    n_outputs: int = 1
-    tol: float = FP32_TOL      # fp32 paths
-    tol16: float = FP16_TOL    # fp16 storage path
-    paths: tuple = PATHS       # where this config is meaningful (e.g. no fp16 for exact-integer ops)
-    # outputs on an integer grid (an int8-requantized result): one step apart still agrees,
-    # whatever the output's magnitude (a value a hair from .5 may round either way)
-    step: float = 0.0
-    # a multi-layer case (layer_fuzz_chain.py): its whole .param (inputs in0.., layers
-    # reading them) and the blobs to extract, in extraction order; params then unused
-    text: str = ""
-    outputs: tuple = ()
-
-    def param_text(self) -> str:
-        return self.text or layer_param_text(self.type_name, self.params, len(self.inputs), self.n_outputs)
-
-    def output_names(self) -> list:
-        return list(self.outputs) or [f"out{i}" for i in range(self.n_outputs)]
-
-    def describe(self) -> str:
-        shapes = [tuple(x.shape) for x in self.inputs]
-        if self.text:
-            # each layer as "Type bottoms tops params" (its name and blob counts left out)
-            layers = " | ".join(" ".join(line.split()[:1] + line.split()[4:])
-                                for line in self.text.splitlines()[2:] if not line.startswith("Input"))
-            return f"{layers} inputs={shapes} extract={list(self.outputs)}"
-        return f"{self.type_name} {param_entries(self.params)} inputs={shapes}"
+from .case import PATHS, Case
+from .discrete import base_path, device_profile
+from .known import known_ncnn_bug
 
 
 @dataclass
@@ -95,7 +59,7 @@ def _case_rng(seed: int, index: int, type_name: str) -> np.random.Generator:
 
 
 def draw_case(type_name: str, seed: int, index: int):
-    from vkncnn.tools.layer_fuzz_cases import GENERATORS
+    from .registry import GENERATORS
 
     return GENERATORS[type_name](_case_rng(seed, index, type_name))
 
@@ -219,7 +183,7 @@ def fuzz_layer(type_name: str, cases: int, seed: int = 0, paths=PATHS, worker: N
                 key = (o.path, o.status)
                 report.counts[key] = report.counts.get(key, 0) + 1
                 line = (f"[{o.path}] {o.status}: {case.describe()}: {o.detail}\n"
-                        f"    replay: python -m vkncnn.tools.layer_fuzz --layers {type_name} --seed {seed} "
+                        f"    replay: python -m vkncnn.tools.dev.layerfuzz --layers {type_name} --seed {seed} "
                         f"--case {i} --paths {o.path} --show")
                 if o.failed:
                     report.failures.append(line)
@@ -239,7 +203,7 @@ def _show(type_name: str, seed: int, index: int) -> None:
 
 
 def main(argv=None) -> int:
-    from vkncnn.tools.layer_fuzz_cases import GENERATORS
+    from .registry import GENERATORS
 
     ap = argparse.ArgumentParser(prog="vkncnn layerfuzz", description=__doc__.split("\n\n")[0])
     ap.add_argument("--layers", default=",".join(GENERATORS), help="comma-separated layer types")

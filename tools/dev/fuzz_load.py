@@ -14,7 +14,7 @@ import random
 import time
 import tracemalloc
 
-from .benchmark_models import BENCHMARK_DIR, DATA
+from ..benchmark_models import BENCHMARK_DIR, DATA
 
 MEMORY_FLOOR = 8 << 20  # bytes a load may always use (interpreter noise, small models)
 MEMORY_FACTOR = 16      # beyond the floor, peak memory may reach this multiple of the input

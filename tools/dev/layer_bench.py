@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .bench import NcnnRunner, VkncnnRunner, add_runner_arguments, time_interleaved
-from .benchmark_models import INPUT_SHAPES, param_path
-from .randweights import random_weights
+from ..bench import NcnnRunner, VkncnnRunner, add_runner_arguments, time_interleaved
+from ..benchmark_models import INPUT_SHAPES, param_path
+from ..randweights import random_weights
 
 # layers not worth a row: they only move or name data
 SKIPPED_TYPES = ("Input", "Split", "Noop", "MemoryData")

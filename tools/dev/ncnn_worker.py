@@ -40,7 +40,7 @@ class NcnnWorker:
         self.proc = None
 
     def _start(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "vkncnn.tools.ncnn_worker"],
+        self.proc = subprocess.Popen([sys.executable, "-m", "vkncnn.tools.dev.ncnn_worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def run(self, param_text: str, weights: bytes, inputs: dict, outputs: list[str], timeout: float = 60.0):

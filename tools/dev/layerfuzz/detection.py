@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from vkncnn.tools.layer_fuzz import Case
-from vkncnn.tools.layer_fuzz_draw import chance, extent, floats, pick
+from .case import Case
+from .draw import chance, extent, floats, pick
 
 DETECT_PATHS = ("cpu", "gpu")  # their inputs come as fp32 heads; fp16 storage would reorder near-ties
 

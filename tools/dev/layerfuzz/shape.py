@@ -1,21 +1,23 @@
-"""Fuzz cases for the layers that move data without arithmetic: Concat, Slice, Crop,
-Padding, Reshape, Permute, Interp, Squeeze, ExpandDims, Flatten, Tile, ShuffleChannel,
-PixelShuffle, Reorg. Axes are numpy-style over (c, [d], h, w), as ncnn numbers them."""
+"""Fuzz cases for the layers that move data without arithmetic: Concat, Slice, Split, Crop
+(with its expression form, params 19-21: starts / ends / axes as prefix expressions over
+the input shapes), Padding, Reshape, Permute, Squeeze, ExpandDims, Flatten, Tile, Flip,
+Diag, CopyTo, ShuffleChannel, PixelShuffle, Reorg, Unfold / Fold, MemoryData. Axes are
+numpy-style over (c, [d], h, w), as ncnn numbers them.
+
+Each generator takes a numpy Generator and returns a valid Case over ncnn's parameter
+space, or None when the draw cannot produce one (the caller skips it).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from vkncnn.tools.layer_fuzz import Case
-from vkncnn.tools.layer_fuzz_draw import chance, channels, extent, floats, pick, shape, tensor
-
-
-def _dims(rng, lo: int = 1, hi: int = 4) -> int:
-    return int(rng.integers(lo, hi + 1))
+from .case import Case
+from .draw import chance, channels, dims, extent, floats, pick, shape, tensor
 
 
 def concat(rng):
-    d = _dims(rng)
+    d = dims(rng)
     base = list(shape(rng, d))
     axis = int(rng.integers(0, d))
     n = int(rng.integers(1, 5))
@@ -29,7 +31,7 @@ def concat(rng):
 
 
 def slice_(rng):
-    d = _dims(rng)
+    d = dims(rng)
     shp = shape(rng, d, 2, 9)
     axis = int(rng.integers(0, d))
     n = shp[axis]
@@ -52,7 +54,7 @@ def slice_(rng):
 
 
 def crop(rng):
-    d = _dims(rng)
+    d = dims(rng)
     shp = shape(rng, d, 2, 9)
     form = int(rng.integers(0, 3))
     letters = "w" if d == 1 else "hw" if d == 2 else "chw" if d == 3 else "cdhw"
@@ -104,7 +106,7 @@ def crop(rng):
 
 
 def padding(rng):
-    d = _dims(rng)
+    d = dims(rng)
     shp = shape(rng, d, 2, 8)
     mode = int(rng.integers(0, 3))
     p = {4: mode}
@@ -131,10 +133,10 @@ def padding(rng):
 
 
 def reshape(rng):
-    d = _dims(rng)
+    d = dims(rng)
     shp = shape(rng, d, 1, 6)
     total = int(np.prod(shp))
-    nd = _dims(rng)
+    nd = dims(rng)
     # split total into nd factors
     factors = []
     rest = total
@@ -161,37 +163,14 @@ def reshape(rng):
 
 
 def permute(rng):
-    d = _dims(rng, 2, 4)
+    d = dims(rng, 2, 4)
     shp = shape(rng, d, 1, 7)
     order = int(rng.integers(0, {2: 2, 3: 6, 4: 24}[d]))
     return Case("Permute", {0: order}, [tensor(rng, shp)])
 
 
-def interp(rng):
-    d = pick(rng, (1, 2, 3, 3, 3, 4))
-    shp = shape(rng, d, 1, 9)
-    p = {0: int(rng.integers(1, 4))}
-    if chance(rng, 0.3):
-        p[6] = 1
-    ins = [tensor(rng, shp)]
-    how = int(rng.integers(0, 3))
-    if how == 0:
-        p[1] = pick(rng, (0.5, 1.0, 1.5, 2.0, 3.0, 0.75))
-        p[2] = pick(rng, (0.5, 1.0, 1.5, 2.0, 3.0, 0.75))
-        if d >= 2 and (int(shp[-1] * p[2]) < 1 or (d >= 3 and int(shp[-2] * p[1]) < 1)):
-            return None
-    elif how == 1:
-        p[3], p[4] = extent(rng, 1, 15), extent(rng, 1, 15)
-    else:
-        if d != 3:
-            return None
-        p[5] = 1
-        ins.append(tensor(rng, (1, extent(rng, 1, 15), extent(rng, 1, 15))))
-    return Case("Interp", p, ins)
-
-
 def squeeze(rng):
-    d = _dims(rng)
+    d = dims(rng)
     shp = tuple(1 if chance(rng, 0.5) else n for n in shape(rng, d, 1, 5))
     if chance(rng, 0.5):
         p = {k: int(chance(rng, 0.6)) for k in {1: (0,), 2: (0, 1), 3: (0, 1, 2), 4: (0, 1, 11, 2)}[d]}
@@ -205,7 +184,7 @@ def squeeze(rng):
 
 
 def expanddims(rng):
-    d = _dims(rng, 1, 3)
+    d = dims(rng, 1, 3)
     shp = shape(rng, d, 1, 6)
     room = 4 - d
     k = int(rng.integers(1, room + 1))
@@ -215,11 +194,11 @@ def expanddims(rng):
 
 
 def flatten(rng):
-    return Case("Flatten", {}, [tensor(rng, shape(rng, _dims(rng), 1, 6))])
+    return Case("Flatten", {}, [tensor(rng, shape(rng, dims(rng), 1, 6))])
 
 
 def tile(rng):
-    d = _dims(rng)
+    d = dims(rng)
     shp = shape(rng, d, 1, 5)
     if chance(rng, 0.5):
         p = {0: int(rng.integers(0, d)), 1: int(rng.integers(1, 4))}
@@ -247,3 +226,91 @@ def reorg(rng):
     s = pick(rng, (1, 2, 3))
     return Case("Reorg", {0: s, 1: int(rng.integers(0, 2))},
                 [tensor(rng, (channels(rng), s * extent(rng, 1, 4), s * extent(rng, 1, 4)))])
+
+
+def unfold(rng):
+    c = channels(rng)
+    k, st, dil = extent(rng, 1, 3), pick(rng, (1, 2)), pick(rng, (1, 2))
+    p = {1: k, 2: dil, 3: st}
+    if chance(rng, 0.5):
+        p[4] = pick(rng, (1, 2, -233, -234))
+        if chance(rng, 0.5) and p[4] > 0:
+            p[18] = floats(rng, 1, -1, 1)[0]
+    e = dil * (k - 1) + 1
+    return Case("Unfold", p, [tensor(rng, (c, extent(rng, e, e + 6), extent(rng, e, e + 6)))])
+
+
+def fold(rng):
+    outc = channels(rng)
+    k, st = extent(rng, 1, 3), pick(rng, (1, 2))
+    ow, oh = extent(rng, k, k + 6), extent(rng, k, k + 6)
+    p = {0: outc, 1: k, 3: st, 20: ow, 21: oh}
+    if chance(rng, 0.4):
+        p[4] = 1
+    pad = p.get(4, 0)
+    blocks = ((oh + 2 * pad - k) // st + 1) * ((ow + 2 * pad - k) // st + 1)
+    return Case("Fold", p, [tensor(rng, (outc * k * k, blocks))])
+
+
+def flip(rng):
+    d = dims(rng)
+    axes = sorted(rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False).tolist())
+    return Case("Flip", {0: [a - d if chance(rng, 0.3) else a for a in axes]}, [tensor(rng, shape(rng, d, 1, 7))])
+
+
+def diag(rng):
+    d = dims(rng, 1, 2)
+    shp = shape(rng, d, 1, 8)
+    return Case("Diag", {0: int(rng.integers(-3, 4))}, [tensor(rng, shp)])
+
+
+def copyto(rng):
+    d = dims(rng)
+    dst = shape(rng, d, 2, 8)
+    src = tuple(extent(rng, 1, n) for n in dst)
+    offs = [int(rng.integers(0, n - s + 1)) for n, s in zip(dst, src)]
+    if chance(rng, 0.5):
+        p = {9: offs, 11: list(range(d))}
+    else:
+        ids = {1: (0,), 2: (1, 0), 3: (2, 1, 0), 4: (2, 13, 1, 0)}[d]
+        p = {k: o for k, o in zip(ids, offs) if o}
+    return Case("CopyTo", p, [tensor(rng, dst), tensor(rng, src)])
+
+
+def split(rng):
+    return Case("Split", {}, [tensor(rng, shape(rng, dims(rng), 1, 9))], n_outputs=extent(rng, 1, 4))
+
+
+def memorydata(rng):
+    d = dims(rng)
+    shp = shape(rng, d, 1, 8)
+    names = {1: (0,), 2: (1, 0), 3: (2, 1, 0), 4: (2, 11, 1, 0)}[d]  # numpy axis order: c, d, h, w
+    p = dict(zip(names, shp))
+    tagged = chance(rng, 0.4)
+    if tagged:
+        p[21] = 0
+    data = tensor(rng, shp)
+    return Case("MemoryData", p, [], weights=[(data, tagged)])
+
+
+def _q(s: str) -> str:
+    return f'"{s}"'
+
+
+def crop_expr(rng):
+    """Crop with starts/ends/axes as expressions over the input shapes (ncnn's *_expr)."""
+    d = dims(rng)
+    shp = shape(rng, d, 2, 12)
+    letters = {1: "w", 2: "hw", 3: "chw", 4: "cdhw"}[d]
+    axes = sorted(rng.choice(d, size=int(rng.integers(1, d + 1)), replace=False).tolist())
+    starts, ends = [], []
+    for a in axes:
+        ref = f"0{letters[a]}"
+        starts.append(pick(rng, ("1", f"//({ref},3)", f"floor(*({ref},0.25))", f"-(0,{ref})", "0", "-233")))
+        ends.append(pick(rng, ("-1", f"{ref}", f"ceil(*({ref},0.8))", f"-({ref},1)", "0", "-233",
+                               f"max(//({ref},2),1)")))
+    if starts.count("-233") and chance(rng, 0.5):
+        starts = ["0" if s == "-233" else s for s in starts]
+    p = {19: _q(",".join(starts)), 20: _q(",".join(ends)),
+         21: _q(",".join(str(a - d if chance(rng, 0.3) else a) for a in axes))}
+    return Case("Crop", p, [tensor(rng, shp)])

@@ -12,12 +12,8 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 
-from vkncnn.tools import layer_fuzz_conv as conv
-from vkncnn.tools import layer_fuzz_draw as draw
-from vkncnn.tools import layer_fuzz_math as math
-from vkncnn.tools import layer_fuzz_more as more
-from vkncnn.tools import layer_fuzz_shape as shape
-from vkncnn.tools.layer_fuzz import Case
+from . import activation, conv, draw, elementwise, matrix, norm, pooling, reduction, resample, shape
+from .case import Case
 
 WIDE_CHANNELS = (1, 3, 8, 16, 24, 32, 33, 40, 48, 64, 72, 96, 128)
 
@@ -26,14 +22,17 @@ WIDE_CHANNELS = (1, 3, 8, 16, 24, 32, 33, 40, 48, 64, 72, 96, 128)
 def _drawing(module, channels: tuple, extent_scale: int):
     """While drawing: `channels()` picks from `channels`; `extent()` as seen by `module`
     reaches `extent_scale` times as far."""
-    saved_channels, saved_extent = draw.CHANNELS, module.extent
+    saved_channels = draw.CHANNELS
     draw.CHANNELS = channels
     if extent_scale > 1:
+        saved_extent = module.extent
         module.extent = lambda rng, lo=1, hi=13: saved_extent(rng, lo, hi * extent_scale)
     try:
         yield
     finally:
-        draw.CHANNELS, module.extent = saved_channels, saved_extent
+        draw.CHANNELS = saved_channels
+        if extent_scale > 1:
+            module.extent = saved_extent
 
 
 def _wide(gen, module, extent_scale: int = 1):
@@ -46,7 +45,7 @@ def _wide(gen, module, extent_scale: int = 1):
 def winograd_shaped(rng):
     """A convolution of the shape the Winograd path takes (gpu/ops/winograd_convolution.py): 3x3, stride 1,
     dilation 1, one group, channels in whole pack4 items; any padding, bias, activation.
-    Only the gpuD paths (layer_fuzz_discrete.py) take it on a CPU device."""
+    Only the gpuD paths (discrete.py) take it on a CPU device."""
     inc, outc = (draw.pick(rng, (4, 8, 12, 16, 24, 32, 48, 64)) for _ in range(2))
     p = _winograd_params(rng, inc, outc)
     h, w = draw.extent(rng, 3, 19), draw.extent(rng, 3, 19)
@@ -91,27 +90,27 @@ GENERATORS = {
     "ConvolutionDepthWise@wide": _wide(conv.convolution_depthwise, conv),
     "Deconvolution@wide": _wide(conv.deconvolution, conv),
     "DeconvolutionDepthWise@wide": _wide(conv.deconvolution_depthwise, conv),
-    "Pooling@wide": _wide(conv.pooling, conv, 2),
-    "InnerProduct@wide": _wide(conv.innerproduct, conv),
-    "Gemm@wide": _wide(conv.gemm, conv, 4),
-    "MatMul@wide": _wide(conv.matmul, conv, 4),
-    "Convolution1D@wide": _wide(more.convolution1d, more),
-    "Convolution3D@wide": _wide(more.convolution3d, more),
-    "BinaryOp@wide": _wide(math.binaryop, math),
-    "Eltwise@wide": _wide(math.eltwise, math),
-    "Softmax@wide": _wide(math.softmax, math),
-    "LayerNorm@wide": _wide(math.layernorm, math),
-    "GroupNorm@wide": _wide(math.groupnorm, math),
-    "InstanceNorm@wide": _wide(math.instancenorm, math),
-    "BatchNorm@wide": _wide(math.batchnorm, math),
-    "PReLU@wide": _wide(math.prelu, math),
-    "Reduction@wide": _wide(math.reduction, math),
-    "HardSwish@wide": _wide(math.ACTIVATIONS["HardSwish"], math),
+    "Pooling@wide": _wide(pooling.pooling, pooling, 2),
+    "InnerProduct@wide": _wide(matrix.innerproduct, matrix),
+    "Gemm@wide": _wide(matrix.gemm, matrix, 4),
+    "MatMul@wide": _wide(matrix.matmul, matrix, 4),
+    "Convolution1D@wide": _wide(conv.convolution1d, conv),
+    "Convolution3D@wide": _wide(conv.convolution3d, conv),
+    "BinaryOp@wide": _wide(elementwise.binaryop, elementwise),
+    "Eltwise@wide": _wide(elementwise.eltwise, elementwise),
+    "Softmax@wide": _wide(norm.softmax, norm),
+    "LayerNorm@wide": _wide(norm.layernorm, norm),
+    "GroupNorm@wide": _wide(norm.groupnorm, norm),
+    "InstanceNorm@wide": _wide(norm.instancenorm, norm),
+    "BatchNorm@wide": _wide(norm.batchnorm, norm),
+    "PReLU@wide": _wide(activation.prelu, activation),
+    "Reduction@wide": _wide(reduction.reduction, reduction),
+    "HardSwish@wide": _wide(activation.ACTIVATIONS["HardSwish"], activation),
     "Concat@wide": _wide(shape.concat, shape),
     "Slice@wide": _wide(shape.slice_, shape),
     "Crop@wide": _wide(shape.crop, shape),
     "Padding@wide": _wide(shape.padding, shape),
     "Permute@wide": _wide(shape.permute, shape),
-    "Interp@wide": _wide(shape.interp, shape, 2),
+    "Interp@wide": _wide(resample.interp, resample, 2),
     "Reshape@wide": _wide(shape.reshape, shape),
 }

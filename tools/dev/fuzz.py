@@ -1,13 +1,13 @@
 """Fuzz vkncnn with mutated real models: every case runs to its outputs or raises vkncnn.Error.
 
-    python -m vkncnn.tools.fuzz --cases 100000 [--seed 0] [--workers 2] [--gpu] [--save DIR]
-    python -m vkncnn.tools.fuzz --load-only --cases 100000     (loading only, as before)
+    python -m vkncnn.tools.dev.fuzz --cases 100000 [--seed 0] [--workers 2] [--gpu] [--save DIR]
+    python -m vkncnn.tools.dev.fuzz --load-only --cases 100000     (loading only, as before)
 
 Each case is a model made from real .param files (ncnn's benchmark set, digits with
 its weights) or from one or two random valid layers, with params edited to hostile
 values (sizes, pads, strides, scales, axes, shape expressions, shape hints), input
 shapes changed (zero extents, other ranks and channels, large extents), sometimes
-written as .param.bin and sometimes byte-damaged too (tools/fuzz_cases.py). A worker
+written as .param.bin and sometimes byte-damaged too (tools/dev/fuzz_cases.py). A worker
 process loads it, feeds the inputs and extracts every output on the numpy path (or the
 Vulkan path with --gpu), under a per-net memory budget (opt.memory_budget).
 
@@ -88,10 +88,10 @@ def fuzz(cases, limits: Limits | None = None, workers: int = 2, gpu: bool = Fals
 
 def failure_text(r: Result, seed: int, save: Path | None) -> str:
     c = r.case
-    replay = (f"python -m vkncnn.tools.fuzz --seed {seed} --case {c.index}" + (" --gpu" if c.gpu else "")
+    replay = (f"python -m vkncnn.tools.dev.fuzz --seed {seed} --case {c.index}" + (" --gpu" if c.gpu else "")
               + (" --load-only" if c.mode == "load" else "") + " --show")
     if save is not None:
-        replay += f"\n    or: python -m vkncnn.tools.fuzz --replay {save / f'case-{c.index}'}"
+        replay += f"\n    or: python -m vkncnn.tools.dev.fuzz --replay {save / f'case-{c.index}'}"
     return f"case {c.index}: {r.outcome}: {r.detail}\n    case: {c.describe()}\n    replay: {replay}"
 
 

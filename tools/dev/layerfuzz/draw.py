@@ -38,6 +38,11 @@ def shape(rng: np.random.Generator, dims: int, lo: int = 1, hi: int = 9) -> tupl
     return (channels(rng),) + rest
 
 
+def dims(rng: np.random.Generator, lo: int = 1, hi: int = 4) -> int:
+    """An ncnn rank, 1..4 unless bounded."""
+    return int(rng.integers(lo, hi + 1))
+
+
 def tensor(rng: np.random.Generator, shp, lo: float = -1.5, hi: float = 1.5) -> np.ndarray:
     return rng.uniform(lo, hi, size=shp).astype(np.float16).astype(np.float32)
 

@@ -9,8 +9,8 @@ and subgroup sizes are made of) and keep the others small, so the cases stay che
 
 from __future__ import annotations
 
-from vkncnn.tools.layer_fuzz import Case
-from vkncnn.tools.layer_fuzz_draw import chance, extent, pick, tensor
+from .case import Case
+from .draw import chance, extent, pick, tensor
 
 LONG = (65, 127, 128, 129, 255, 256, 257, 511, 1000, 1023, 1025, 2048, 4097)
 

@@ -10,7 +10,7 @@ needs none of them, and CI never runs this script. It rewrites tools/data/:
 Everything is seeded and runs single-threaded with deterministic kernels, so a rerun on
 the same torch version writes the same weights.
 
-    python tools/train_digits.py [--epochs 60] [--out tools/data]
+    python tools/dev/train_digits.py [--epochs 60] [--out tools/data]
 """
 
 from __future__ import annotations
@@ -150,7 +150,7 @@ def convert_with_pnnx(model: nn.Module, inputs: list[torch.Tensor], param_out: P
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--epochs", type=int, default=60)
-    ap.add_argument("--out", type=Path, default=Path(__file__).parent / "data")
+    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parents[1] / "data")
     args = ap.parse_args(argv)
 
     x_train, y_train, x_test, y_test = load_split()

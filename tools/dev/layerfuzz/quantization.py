@@ -1,28 +1,23 @@
-"""Fuzz cases for int8 and storage types: Cast, Quantize, Dequantize, Requantize; int8
+"""Fuzz cases for int8 and storage types: Cast, Quantize, Dequantize, Requantize; and int8
 models whose weights are stored as int8 (flag 0x000D4B38) with their scales
-(Convolution, ConvolutionDepthWise, InnerProduct, Gemm, MultiHeadAttention); and the
-weighted layers' generators again with their weights written as fp16 or as the 8-bit
-lookup table (`<Layer>@stored`)."""
+(`<Layer>@int8`: Convolution, ConvolutionDepthWise, InnerProduct, Gemm, MultiHeadAttention).
+
+Each generator takes a numpy Generator and returns a valid Case over ncnn's parameter
+space, or None when the draw cannot produce one (the caller skips it).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
-from vkncnn.tools import layer_fuzz_conv as conv
-from vkncnn.tools import layer_fuzz_math as math
-from vkncnn.tools import layer_fuzz_more as more
-from vkncnn.tools import layer_fuzz_storage as storage
-from vkncnn.tools.layer_fuzz import Case
-from vkncnn.tools.layer_fuzz_draw import activation, chance, extent, floats, pick, shape, tensor
-
-
-def _dims(rng, lo: int = 1, hi: int = 4) -> int:
-    return int(rng.integers(lo, hi + 1))
+from . import attention, conv, matrix, storage
+from .case import Case
+from .draw import activation, chance, dims, extent, floats, pick, shape, tensor
 
 
 def cast(rng):
     """fp32 -> fp16 (and the identities): values past fp16's range become inf, tiny ones subnormal."""
-    x = tensor(rng, shape(rng, _dims(rng), 1, 9), -4.0, 4.0) * np.float32(pick(rng, (1.0, 1e-6, 3e4, 1e5)))
+    x = tensor(rng, shape(rng, dims(rng), 1, 9), -4.0, 4.0) * np.float32(pick(rng, (1.0, 1e-6, 3e4, 1e5)))
     pair = pick(rng, ((1, 2), (1, 2), (1, 1), (2, 2)))
     paths = ("cpu", "gpu") if pair == (1, 2) else ("cpu", "gpu", "gpu16")  # fp16 storage rounds fp32 input
     return Case("Cast", {0: pair[0], 1: pair[1]}, [x.astype(np.float32)], paths=paths)
@@ -38,13 +33,13 @@ def _table_size(rng, x) -> int:
 
 
 def quantize(rng):
-    x = tensor(rng, shape(rng, _dims(rng), 1, 9), -4.0, 4.0)
+    x = tensor(rng, shape(rng, dims(rng), 1, 9), -4.0, 4.0)
     n = _table_size(rng, x)
     return Case("Quantize", {0: n}, [x], weights=[_table(rng, n, 5.0, 60.0)])
 
 
 def _accumulators(rng):
-    return rng.integers(-3000, 3001, shape(rng, _dims(rng), 1, 9)).astype(np.int32)
+    return rng.integers(-3000, 3001, shape(rng, dims(rng), 1, 9)).astype(np.int32)
 
 
 def dequantize(rng):
@@ -104,7 +99,7 @@ def convolutiondepthwise_int8(rng):
 
 
 def innerproduct_int8(rng):
-    base = conv.innerproduct(rng)
+    base = matrix.innerproduct(rng)
     p = dict(base.params)
     p[8] = 1
     outc = p[0]
@@ -158,7 +153,7 @@ def gemm_int8(rng):
 
 def multiheadattention_int8(rng):
     """MultiHeadAttention with int8_scale_term (18): the four projections int8 with per-row scales."""
-    base = math.multiheadattention(rng)
+    base = attention.multiheadattention(rng)
     if base is None:
         return None
     p = dict(base.params)
@@ -173,27 +168,6 @@ def multiheadattention_int8(rng):
     parts.append(storage.raw(_table(rng, 1, 100, 400)))
     return Case("MultiHeadAttention", p, base.inputs, weights=b"".join(parts), tol=2e-3, tol16=3e-2)
 
-
-# -- the same layers with their weights in another storage form --------------------------------
-def _stored(base_gen):
-    def gen(rng):
-        case = base_gen(rng)
-        if case is None or case.weights is not None:
-            return None
-        form = pick(rng, ("fp16", "lut"))
-        loads = storage.record_loads(case, int(rng.integers(1 << 31)))
-        case.weights = b"".join(storage.encode(d, t, form, rng) for d, t in loads)
-        return case
-    return gen
-
-
-STORED = {f"{name}@stored": _stored(gen) for name, gen in {
-    "Convolution": conv.convolution, "ConvolutionDepthWise": conv.convolution_depthwise,
-    "Deconvolution": conv.deconvolution, "DeconvolutionDepthWise": conv.deconvolution_depthwise,
-    "InnerProduct": conv.innerproduct, "Gemm": conv.gemm, "MultiHeadAttention": math.multiheadattention,
-    "Convolution1D": more.convolution1d, "Deconvolution1D": more.deconvolution1d,
-    "Convolution3D": more.convolution3d, "LSTM": more.RECURRENT["LSTM"], "Embed": more.embed,
-}.items()}
 
 INT8 = {
     "Convolution@int8": convolution_int8,

@@ -22,7 +22,7 @@ PReLU, 1-D convolution and pooling, Deconvolution, Padding, ShuffleChannel,
 Slice, Reshape/Permute, Clip, UnaryOp; one fixture has two outputs. Weights are seeded; BatchNorm statistics and PReLU
 slopes are randomised so folding them is actually exercised.
 
-    python tools/make_fixtures.py [--out tests/fixtures] [name ...]
+    python tools/dev/make_fixtures.py [--out tests/fixtures] [name ...]
 """
 
 from __future__ import annotations
@@ -37,13 +37,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-try:  # run as `python tools/make_fixtures.py` or as a module
+try:  # run as `python tools/dev/make_fixtures.py` or as a module
     from .train_digits import convert_with_pnnx
 except ImportError:
     from train_digits import convert_with_pnnx
 
 SEED = 1234
-DEFAULT_OUT = Path(__file__).resolve().parent.parent / "tests" / "fixtures"
+DEFAULT_OUT = Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 
 
 def randomise_stats(model: nn.Module, gen: torch.Generator) -> nn.Module:

@@ -12,10 +12,11 @@ the intermediate blobs extracted too, in a random order.
 from __future__ import annotations
 
 from vkncnn.testing import param_entries
-from vkncnn.tools.layer_fuzz import Case
-from vkncnn.tools.layer_fuzz_draw import activation, chance, extent, floats, pick, tensor
 
-# wider than layer_fuzz_draw.CHANNELS: 32+ output channels take convolution.comp's
+from .case import Case
+from .draw import activation, chance, extent, floats, pick, tensor
+
+# wider than draw.CHANNELS: 32+ output channels take convolution.comp's
 # 8-rows-per-invocation tile on a CPU device, and odd counts leave partial pack4/pack8 items
 CHAIN_CHANNELS = (1, 3, 4, 5, 8, 12, 16, 24, 32, 36, 48, 64)
 

@@ -7,10 +7,10 @@ generator seeded by (S, N) alone, so `--seed S --case N` replays it anywhere.
 
 Extract-time kinds:
 - `model`: a real model (ncnn's benchmark set without weights, digits with its .bin),
-  its params edited (tools/fuzz_model.py), its input shapes changed, sometimes
+  its params edited (tools/dev/fuzz_model.py), its input shapes changed, sometimes
   written as .param.bin, sometimes also byte-mutated as the load-time fuzzer does;
 - `graph`: one or two layers drawn valid by the layer fuzzer's generators
-  (tools/layer_fuzz_cases.py), then edited the same way.
+  (tools/dev/layerfuzz/registry.py), then edited the same way.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from ..benchmark_models import BENCHMARK_DIR, DATA
 from . import fuzz_load, fuzz_model
-from .benchmark_models import BENCHMARK_DIR, DATA
 
 # real models whose weights stay small enough to make per case (a vision transformer's
 # 344 MB only after a cut); blazeface to resnet18: 0.1 to 46 MB of fp32
@@ -160,7 +160,7 @@ def _finish(case: Case, model: fuzz_model.TextModel, rng: random.Random) -> Case
 
 
 def _draw_layer_case(rng: random.Random):
-    from .layer_fuzz_cases import GENERATORS
+    from .layerfuzz.registry import GENERATORS
 
     types = sorted(GENERATORS)
     for _ in range(8):

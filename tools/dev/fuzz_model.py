@@ -148,7 +148,7 @@ def layer_keys() -> dict:
     import vkncnn.layers  # noqa: F401 - fills the registry
     from vkncnn.format.paramdict import ParamDict
     from vkncnn.layer import LAYER_REGISTRY, create_layer
-    from vkncnn.tools.layer_fuzz_cases import GENERATORS
+    from vkncnn.tools.dev.layerfuzz.registry import GENERATORS
 
     class Recording(ParamDict):
         def __init__(self, seen: dict) -> None:
