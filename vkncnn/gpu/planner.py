@@ -31,6 +31,7 @@ from .fusion import plan_fusions
 from .vulkan import instance, lifetime
 from .vulkan.allocator import VkBlobAllocator, VkWeightAllocator
 from .vulkan.command import HostSlot, ReplanNeeded, VkCompute, VkTransfer
+from .vulkan.device_limits import KernelUnsupported
 from .vulkan.timestamps import LayerTimer
 
 MAX_PLANS_PER_NET = 8
@@ -141,9 +142,17 @@ class NetGpu:
         # vkncnn bench --profile
         self.profile: bool | str = False
         self.layer_times: dict[str, list[float]] = {}  # "Type name [shader]" -> microseconds per run
+        # layers whose kernel does not fit the device (device_limits.KernelUnsupported), by id
+        self.cpu_layers: set[int] = set()
 
     def gpu_layer(self, layer) -> bool:
-        return bool(layer.support_vulkan) and not (layer.featmask & 16)
+        return bool(layer.support_vulkan) and not (layer.featmask & 16) and id(layer) not in self.cpu_layers
+
+    def run_on_cpu(self, layer, why: KernelUnsupported) -> None:
+        """From now on `layer` runs on the CPU: a kernel it chose does not fit the device."""
+        self.cpu_layers.add(id(layer))
+        # one warning per reason, not per layer: a model has dozens of convolutions
+        warn_once(f"vkncnn: {layer.type} layers run on the CPU here: {why}")
 
     def upload_weights(self, layers) -> None:
         self.weight_allocator = VkWeightAllocator(self.vkdev)
@@ -376,15 +385,22 @@ class GpuExtractorState:
 
     def _record(self, key, target: int) -> Plan:
         vkdev = self.netgpu.vkdev
-        plan = Plan(key, VkCompute(vkdev), VkBlobAllocator(vkdev))
-        self.netgpu.lend_new_plan(plan)
-        try:
-            self._record_into(plan, target)
-        except BaseException:
-            plan.cacheable = False  # half recorded: freed on return, never cached
-            self.netgpu.return_plans([plan])
-            raise
-        return plan
+        for _attempt in range(len(self.netgpu.graph.layers) + 1):
+            plan = Plan(key, VkCompute(vkdev), VkBlobAllocator(vkdev))
+            self.netgpu.lend_new_plan(plan)
+            try:
+                self._record_into(plan, target)
+                return plan
+            except _LayerToCpu as moved:
+                # a kernel did not fit: record the whole plan again with that layer on the CPU
+                plan.cacheable = False
+                self.netgpu.return_plans([plan])
+                self.netgpu.run_on_cpu(moved.layer, moved.why)
+            except BaseException:
+                plan.cacheable = False  # half recorded: freed on return, never cached
+                self.netgpu.return_plans([plan])
+                raise
+        raise GpuError("recording a plan kept moving layers to the CPU")  # not reached: each try moves one
 
     def _record_into(self, plan: Plan, target: int) -> None:
         graph, vkdev = self.netgpu.graph, self.netgpu.vkdev
@@ -445,6 +461,8 @@ class GpuExtractorState:
                            for bi in layer.bottoms]
                 try:
                     tops = self._record_gpu_layer(li, layer, bottoms, cmd, opt, fusions, on_device, host, device)
+                except KernelUnsupported as e:
+                    raise _LayerToCpu(layer, e) from e
                 except Exception as e:
                     raise layer_failure(layer, e, "on GPU") from e
                 if len(tops) != len(layer.tops):
@@ -516,6 +534,14 @@ class GpuExtractorState:
             if left <= 0 and bi in device:
                 device.pop(bi).release()
                 owned.discard(bi)
+
+
+class _LayerToCpu(Exception):
+    """Raised out of a half-recorded plan: `layer` must run on the CPU (why: KernelUnsupported)."""
+
+    def __init__(self, layer, why: KernelUnsupported) -> None:
+        super().__init__(str(why))
+        self.layer, self.why = layer, why
 
 
 class _SlotView:

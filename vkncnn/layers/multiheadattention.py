@@ -26,7 +26,7 @@ import numpy as np
 from vkncnn.cpu_fallback import attention, attention_int8
 from vkncnn.cpu_fallback.conv import float2int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.ops.dispatch_options import as_pack1, out_elempack, storage_is_fp16
+from vkncnn.gpu.ops.dispatch_options import as_pack1, out_elempack, storage_is_fp16, workgroup_cap
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
 from vkncnn.gpu.vulkan.pipeline import shader_pipeline
 from vkncnn.gpu.vulkan.vkmat import VkMat
@@ -229,7 +229,7 @@ class MultiHeadAttention(Layer):
                     GemmOperand(xk, 1, hd, s_bh=kv_len * hd), mask,
                     GemmOperand(scores, kv_len, 1, s_bh=q_len * kv_len), batch=heads)
         rows = heads * q_len
-        lx = min(256, max(32, 1 << (kv_len - 1).bit_length()))
+        lx = min(workgroup_cap(self.vkdev), max(32, 1 << (kv_len - 1).bit_length()))
         gx = max(1, min(rows, 32768))  # an empty q (no rows) dispatches nothing
         softmax = shader_pipeline(self.vkdev, "multiheadattention_softmax", fp16, [], (lx, 1, 1))
         cmd.record_pipeline(softmax, [scores], [rows, kv_len], (gx * lx, -(-rows // gx), 1))

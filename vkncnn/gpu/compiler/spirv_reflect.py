@@ -8,7 +8,10 @@ ncnn's resolve_shader_info, reduced to what vkncnn needs:
     empty), which the shader harness checks a bound buffer against;
   * the push-constant block: its size in bytes and the type of each 32-bit member;
   * the specialization-constant ids and types, and the local size: either fixed in the shader
-    (LocalSize execution mode) or taken from spec ids 233/234/235.
+    (LocalSize execution mode) or taken from spec ids 233/234/235;
+  * what the device must offer to run it: the SPIR-V version, the declared capabilities
+    (16-bit storage, Float16, subgroup operations, cooperative matrices ...) and the bytes of
+    shared (Workgroup) memory, for the limit checks of device_limits.py.
 
 Knowing the types lets the recorder encode Python numbers right: `1` passed for a float
 constant must become 1.0f, not the int bit pattern 1 (ncnn's C++ union leaves that to
@@ -26,7 +29,7 @@ from ...errors import GpuError
 MAGIC = 0x07230203
 
 # opcodes
-_OP_EXECUTION_MODE, _OP_TYPE_INT, _OP_TYPE_FLOAT, _OP_TYPE_VECTOR = 16, 21, 22, 23
+_OP_CAPABILITY, _OP_EXECUTION_MODE, _OP_TYPE_INT, _OP_TYPE_FLOAT, _OP_TYPE_VECTOR = 17, 16, 21, 22, 23
 _OP_TYPE_MATRIX, _OP_TYPE_ARRAY, _OP_TYPE_RUNTIME_ARRAY, _OP_TYPE_STRUCT = 24, 28, 29, 30
 _OP_TYPE_POINTER, _OP_CONSTANT, _OP_VARIABLE, _OP_DECORATE, _OP_MEMBER_DECORATE = 32, 43, 59, 71, 72
 _OP_TYPE_BOOL = 20
@@ -35,7 +38,7 @@ _OP_SPEC_CONSTANT_TRUE, _OP_SPEC_CONSTANT_FALSE, _OP_SPEC_CONSTANT = 48, 49, 50
 _DEC_SPEC_ID, _DEC_BLOCK, _DEC_BUFFER_BLOCK, _DEC_ARRAY_STRIDE = 1, 2, 3, 6
 _DEC_NON_WRITABLE, _DEC_NON_READABLE, _DEC_BINDING, _DEC_SET, _DEC_OFFSET = 24, 25, 33, 34, 35
 # storage classes
-_SC_UNIFORM, _SC_PUSH_CONSTANT, _SC_STORAGE_BUFFER = 2, 9, 12
+_SC_UNIFORM, _SC_WORKGROUP, _SC_PUSH_CONSTANT, _SC_STORAGE_BUFFER = 2, 4, 9, 12
 _EXEC_LOCAL_SIZE = 17
 
 LOCAL_SIZE_SPEC_IDS = (233, 234, 235)
@@ -59,6 +62,9 @@ class ShaderInfo:
 
     local_size: tuple = (1, 1, 1)                   # from the LocalSize execution mode
     local_size_from_spec: bool = False              # spec ids 233..235 override it
+    spirv_version: tuple = (1, 0)                   # (major, minor) from the header
+    capabilities: set = field(default_factory=set)  # OpCapability operands (SPIR-V enum values)
+    shared_memory_size: int = 0                     # bytes of Workgroup variables (fixed-size arrays)
 
     @property
     def binding_count(self) -> int:
@@ -83,6 +89,7 @@ def reflect(spirv: bytes) -> ShaderInfo:
     variables: list[tuple] = []                          # (pointer type id, result id, storage class)
     spec_constants: dict[int, int] = {}                  # result id -> type id
     info = ShaderInfo()
+    info.spirv_version = ((words[1] >> 16) & 0xFF, (words[1] >> 8) & 0xFF)
 
     i = 5
     while i < len(words):
@@ -90,7 +97,9 @@ def reflect(spirv: bytes) -> ShaderInfo:
         if count == 0:
             raise GpuError("malformed SPIR-V: zero-length instruction")
         ops = words[i + 1:i + count]
-        if op == _OP_DECORATE:
+        if op == _OP_CAPABILITY:
+            info.capabilities.add(ops[0])
+        elif op == _OP_DECORATE:
             decorations.setdefault(ops[0], {})[ops[1]] = list(ops[2:])
         elif op == _OP_MEMBER_DECORATE:
             member_decorations.setdefault(ops[0], {}).setdefault(ops[1], {})[ops[2]] = list(ops[3:])
@@ -123,6 +132,9 @@ def reflect(spirv: bytes) -> ShaderInfo:
                                           _type_size(pointee, types, constants, decorations, member_decorations))
             info.push_constants = sorted(_scalar_leaves(pointee, 0, types, constants, decorations,
                                                         member_decorations))
+            continue
+        if storage_class == _SC_WORKGROUP:
+            info.shared_memory_size += _type_size(pointee, types, constants, decorations, member_decorations)
             continue
         decs = decorations.get(var, {})
         if _DEC_BINDING not in decs or decs.get(_DEC_SET, [0])[0] != 0:

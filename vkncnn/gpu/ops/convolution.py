@@ -20,6 +20,7 @@ from .dispatch_options import (
     plane_local_size,
     pow2_ceil,
     storage_is_fp16,
+    workgroup_cap,
 )
 from .matrix_product import gemm_tile, tensor_core_device
 from .winograd_convolution import choose_tile, record_winograd, use_winograd
@@ -194,7 +195,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
                                    (128, 1, 1))
         grid = (-(-n // 64) * 128, -(-m // 64), group * slices)
     else:
-        lx, ly, tm = conv_tile(m, n, parallel)
+        lx, ly, tm = conv_tile(m, n, parallel, workgroup_cap(cmd.vkdev))
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
         slices = split_k(tiles, k, parallel)
         log_kernel(layer, "convolution (tiled)", f"{m}x{n}x{k} product, tile {lx}x{ly}x{tm}, split-K {slices}")
@@ -235,7 +236,7 @@ def direct_launch(vkdev, group: int, m: int, n: int, k: int):
     workgroup counts."""
     if not use_direct_kernel(vkdev, m, n, k):
         return None
-    px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(vkdev))
+    px, lx, lz = direct_tile(m // 4 * group, n, k // 4, parallel_target(vkdev), workgroup_cap(vkdev))
     workgroups = (-(-n // (lx * px)), m // 4, group)
     if any(g > limit for g, limit in zip(workgroups, vkdev.info.max_workgroup_count())):
         return None
@@ -246,7 +247,7 @@ DIRECT_INVOCATIONS_PER_UNIT = 512
 DIRECT_MAX_K_SPLIT = 32
 
 
-def direct_tile(items: int, n: int, steps: int, parallel: int) -> tuple[int, int, int]:
+def direct_tile(items: int, n: int, steps: int, parallel: int, cap: int = 256) -> tuple[int, int, int]:
     """(PX, lx, lz) for convolution_direct.comp: `items` output items (all groups), `n`
     pixels, `steps` = K / 4 loop steps. The aim is enough invocations to hide memory
     latency (parallel * DIRECT_INVOCATIONS_PER_UNIT of them): 4 pixels per invocation where
@@ -263,9 +264,9 @@ def direct_tile(items: int, n: int, steps: int, parallel: int) -> tuple[int, int
         px = 2 if n >= 128 else 1
     invocations = -(-n // px) * items
     lz = 1
-    while lz < DIRECT_MAX_K_SPLIT and invocations * lz < target and steps // (2 * lz) >= 4:
+    while lz < min(DIRECT_MAX_K_SPLIT, cap) and invocations * lz < target and steps // (2 * lz) >= 4:
         lz *= 2
-    lx = max(1, min(256 // lz, pow2_ceil(-(-n // px))))
+    lx = max(1, min(cap // lz, pow2_ceil(-(-n // px))))
     return px, lx, lz
 
 
@@ -298,7 +299,7 @@ def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:
     return max(1, min(16, -(-parallel // tiles), k // min_slice))
 
 
-def conv_tile(m: int, n: int, parallel: int = 1) -> tuple[int, int, int]:
+def conv_tile(m: int, n: int, parallel: int = 1, cap: int = 256) -> tuple[int, int, int]:
     """(lx, ly, TM) for convolution.comp: tiles of TM*ly output channels x 4*lx pixels.
 
     On a CPU device (parallel 1) with enough output channels each invocation keeps 8 of them
@@ -307,6 +308,6 @@ def conv_tile(m: int, n: int, parallel: int = 1) -> tuple[int, int, int]:
     "Output channels per invocation (TM) of convolution.comp")."""
     if parallel <= 1 and m >= 32:
         ly = min(8, pow2_ceil(-(-m // 8)))
-        return max(4, min(pow2_ceil(-(-n // 4)), 32, 256 // ly)), ly, 8
-    lx, ly = gemm_tile(m, n)
+        return max(4, min(pow2_ceil(-(-n // 4)), 32, cap // ly)), ly, 8
+    lx, ly = gemm_tile(m, n, cap)
     return lx, ly, 4

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..vulkan.pipeline import workgroup_cap  # noqa: F401  (the kernels' choices import it from here)
+
 
 def activation_specs(activation_type: int, params) -> list:
     """(type, p0, p1) for shaders/include/activation.comp, with ncnn's defaults filled in."""

@@ -8,7 +8,7 @@ import os
 
 from ...log import log_kernel
 from ..vulkan.pipeline import shader_pipeline
-from .dispatch_options import pow2_ceil
+from .dispatch_options import pow2_ceil, workgroup_cap
 
 # products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them: the
 # convolutions' threshold (conv.TENSOR_CORE_MIN_MACS), not tuned on its own (every product
@@ -35,16 +35,17 @@ class GemmOperand:
         return [self.off, self.s_row, self.s_col, self.s_bh, self.s_bl]
 
 
-def gemm_tile(m: int, n: int) -> tuple[int, int]:
+def gemm_tile(m: int, n: int, cap: int = 256) -> tuple[int, int]:
     """Workgroup (lx, ly) of the tiled kernels (gemm.comp MODE 0, convolution.comp with TM=4):
     the tile is 4*ly rows x 4*lx columns, the largest the product fills, within the shaders'
-    shared arrays (4*ly <= 64, 4*lx <= 128) and 256 invocations.
+    shared arrays (4*ly <= 64, 4*lx <= 128) and 256 invocations (`cap`: fewer where the device
+    allows fewer, dispatch_options.workgroup_cap).
 
     Large workgroups win: shrinking tiles to get more workgroups made convolutions several
     times slower (figures: docs/perf-notes.md, "Tile size of the tiled kernels"); split-K
     (convolution.py) is what fills a big GPU instead."""
-    ly = min(16, pow2_ceil(-(-m // 4)))
-    lx = max(4, min(pow2_ceil(-(-n // 4)), 32, 256 // ly))
+    ly = min(16, pow2_ceil(-(-m // 4)), max(1, cap // 4))
+    lx = max(4, min(pow2_ceil(-(-n // 4)), 32, cap // ly))
     return lx, ly
 
 
@@ -64,7 +65,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         return
     if m <= 4 and b.s_row == 1 and k >= 64:
         mode = 1        # matrix-vector, k contiguous in B: split k over a workgroup
-        lx = min(256, max(16, pow2_ceil(k) // 16))
+        lx = min(workgroup_cap(cmd.vkdev), max(16, pow2_ceil(k) // 16))
         local = (lx, 1, 1)
         gx = min(n, 32768)
         global_size = (gx * lx, -(-n // gx), batch)
@@ -75,7 +76,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         global_size = (n, m, batch)
     else:
         mode = 0        # tiled through shared memory
-        lx, ly = gemm_tile(m, n)
+        lx, ly = gemm_tile(m, n, workgroup_cap(cmd.vkdev))
         local = (lx, ly, 1)
         global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
     log_kernel(layer, f"gemm mode {mode}", ("tiled through shared memory", "matrix-vector, k split over a workgroup",

@@ -30,7 +30,7 @@ import numpy as np
 
 from ...errors import GpuError
 from ...memory_budget import check_alloc
-from . import lifetime
+from . import device_limits, lifetime
 from .allocator import VkWeightAllocator
 from .barriers import (
     COMPUTE,
@@ -46,7 +46,7 @@ from .barriers import (
 from .descriptors import DescriptorArena
 from .device import FenceTimeout, fence_timeout_s
 from .packing import axis_and_inner
-from .pipeline import flat_grid, shader_pipeline
+from .pipeline import flat_grid, shader_pipeline, workgroup_cap
 from .vk import check, vk
 from .vkmat import VkMat, pack_into, storage_dtype, unpack
 
@@ -266,7 +266,7 @@ class VkCompute:
             return VkMat.for_numpy_shape(np.asarray(slot.array).shape, elempack, 2, allocator)
         dst = VkMat.create(fp32.w, fp32.h, fp32.d, fp32.c, fp32.dims, 2 * elempack, elempack, allocator)
         n = fp32.total() * elempack
-        pipeline = shader_pipeline(self.vkdev, "upload_cast", True, local_size=(256, 1, 1))
+        pipeline = shader_pipeline(self.vkdev, "upload_cast", True, local_size=(workgroup_cap(self.vkdev), 1, 1))
         self.record_pipeline(pipeline, [fp32, dst], [n], flat_grid(n))
         fp32.release()  # the recorder keeps the buffer pinned while its commands use it
         return dst
@@ -349,7 +349,7 @@ class VkCompute:
         n = items * src.elempack
         fields = {1: (n, 1, 1, 1), 2: (src.w, n, 1, 1), 3: (src.w, src.h, 1, n), 4: (src.w, src.h, src.d, n)}
         dst = VkMat.create(*fields[src.dims], dims=src.dims, elemsize=4, elempack=1, allocator=self.blob_allocator(opt))
-        pipeline = shader_pipeline(self.vkdev, "download_cast", True, local_size=(256, 1, 1))
+        pipeline = shader_pipeline(self.vkdev, "download_cast", True, local_size=(workgroup_cap(self.vkdev), 1, 1))
         self.record_pipeline(pipeline, [src, dst], [n * inner, inner, src.elempack], flat_grid(n * inner))
         return dst
 
@@ -391,10 +391,8 @@ class VkCompute:
                     continue
                 mat = VkMat.create(4, dims=1, elemsize=4, allocator=self.blob_allocator())
                 self._scratch.append(mat)
-            if mat.nbytes() > limit:
-                raise GpuError(f"shader '{pipeline.name}': a {mat.nbytes()}-byte tensor exceeds the "
-                               f"device's storage buffer range ({limit} bytes)")
             bm = self._use(mat)
+            device_limits.check_binding(self.vkdev.info, pipeline.name, mat.nbytes(), bm.offset)
             buffers.append((bm.buffer, bm.offset, min(bm.capacity, limit)))
             accesses.append((bm, COMPUTE, SHADER_READ if role.reads else 0, SHADER_WRITE if role.writes else 0))
         dset = self._descriptors.write_set(pipeline.descriptor_set_layout, buffers,
@@ -424,10 +422,7 @@ class VkCompute:
             if len(size) != 3:
                 raise GpuError(f"dispatcher must be a VkMat or up to 3 global sizes, got {dispatcher!r}")
         groups = tuple(-(-max(s, 0) // ls) for s, ls in zip(size, pipeline.local_size))
-        limit = self.vkdev.info.max_workgroup_count()
-        if any(g > m for g, m in zip(groups, limit)):
-            raise GpuError(f"shader '{pipeline.name}': {groups} workgroups for global size {size} exceed "
-                           f"the device limit {limit}; use a larger local size or split the work")
+        device_limits.check_dispatch(self.vkdev.info, pipeline.name, groups, size)
         return groups
 
     def record_timestamp(self, query_pool, index: int, reset_count: int = 0) -> None:

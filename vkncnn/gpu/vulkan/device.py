@@ -30,7 +30,7 @@ from .allocator import VkBlobAllocator, VkStagingAllocator
 from .gpu_info import TYPE_CPU, GpuInfo
 from .lifetime import RefCounted
 from .pipeline_cache import DiskPipelineCache
-from .vk import check, cstrings, vk
+from .vk import check, cstrings, version_string, vk
 
 __all__ = ["GpuInfo", "VulkanDevice"]
 
@@ -80,6 +80,12 @@ class VulkanDevice(RefCounted):
         self._allocators = weakref.WeakSet()
         self._dummy = None
 
+        if info.api_version() < (1 << 22) | (1 << 12):
+            # the shipped SPIR-V is version 1.3 (subgroup operations), which Vulkan 1.0 cannot consume
+            profile = info.device_profile()
+            raise GpuError(f"'{info.device_name()}' reports Vulkan {version_string(info.api_version())}"
+                           + (f" (device profile {profile.name})" if profile is not None else "")
+                           + "; vkncnn's shaders need Vulkan 1.1 or newer")
         family = info.compute_queue_family_index()
         if family < 0:
             raise GpuError(f"'{info.device_name()}' has no compute queue")

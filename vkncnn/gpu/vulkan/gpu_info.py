@@ -48,6 +48,7 @@ class GpuInfo:
         self._max_workgroup_invocations = lim.maxComputeWorkGroupInvocations
         self._max_shared_memory_size = lim.maxComputeSharedMemorySize
         self._max_push_constants_size = lim.maxPushConstantsSize
+        self._max_storage_buffers_per_stage = lim.maxPerStageDescriptorStorageBuffers
         self._max_storage_buffer_range = lim.maxStorageBufferRange
         self._min_storage_buffer_offset_alignment = lim.minStorageBufferOffsetAlignment
         self._non_coherent_atom_size = lim.nonCoherentAtomSize
@@ -61,7 +62,10 @@ class GpuInfo:
         self._driver_name = ""
         self._coopmat_feature = self._memory_model = False
         self._coopmat_shapes: frozenset = frozenset()
-        self._int16 = bool(_features_1_0(physical_device).shaderInt16)
+        features10 = _features_1_0(physical_device)
+        self._int16 = bool(features10.shaderInt16)
+        self._int64 = bool(features10.shaderInt64)
+        self._profile = None  # the DeviceProfile this info was clamped to (device_profile.py)
         # The *2 queries and their structs need Vulkan 1.1 on both the instance and the device.
         if instance_api_version >= _API_1_1 and self._api_version >= _API_1_1:
             self._query_features2(physical_device)
@@ -146,6 +150,38 @@ class GpuInfo:
         """`vkdev.info()`, as pyncnn spells it, gives this object; `vkdev.info.x()` too."""
         return self
 
+    def clamp_to(self, profile, features: dict, limits: dict, alignments: dict) -> None:
+        """Report no more than `profile` (a device_profile.DeviceProfile) grants: limits min'ed
+        (alignments max'ed), features and-ed. `features` / `limits` / `alignments` map the
+        profile's Vulkan names to this object's fields (device_profile.py owns the tables)."""
+        if profile.api_version is not None:
+            self._api_version = min(self._api_version, profile.api_version)
+        for key, attr in features.items():
+            if key in profile.features:
+                setattr(self, attr, bool(getattr(self, attr)) and profile.features[key])
+        for key, attr in limits.items():
+            if key not in profile.limits:
+                continue
+            mine, theirs = getattr(self, attr), profile.limits[key]
+            if isinstance(mine, tuple):
+                theirs = theirs if isinstance(theirs, tuple) else (theirs,) * len(mine)
+                setattr(self, attr, tuple(min(a, b) for a, b in zip(mine, theirs)))
+            else:
+                # 0 means "the device did not say" (maxMemoryAllocationSize without Vulkan 1.1)
+                setattr(self, attr, min(mine, theirs) if mine else theirs)
+        for key, attr in alignments.items():
+            if key in profile.limits:
+                setattr(self, attr, max(getattr(self, attr), profile.limits[key]))
+        if self._api_version < _API_1_1:
+            self._subgroup_ops = self._subgroup_stages = 0  # subgroups are Vulkan 1.1
+        if profile.subgroup_ops is not None:
+            self._subgroup_ops &= profile.subgroup_ops
+        if profile.subgroup_stages is not None:
+            self._subgroup_stages &= profile.subgroup_stages
+        if not (self._coopmat_feature and self._memory_model):
+            self._coopmat_shapes = frozenset()
+        self._profile = profile
+
     # -- identity ---------------------------------------------------------------------------
     def device_name(self) -> str:
         return self._name
@@ -203,6 +239,9 @@ class GpuInfo:
     def support_int16_arithmetic(self) -> bool:
         return self._int16
 
+    def support_int64_arithmetic(self) -> bool:
+        return self._int64
+
     def support_subgroup_ops(self) -> bool:
         """Basic subgroup operations in compute shaders."""
         return bool(self._subgroup_stages & vk.VK_SHADER_STAGE_COMPUTE_BIT
@@ -214,6 +253,9 @@ class GpuInfo:
 
     def subgroup_size(self) -> int:
         return self._subgroup_size
+
+    def support_vulkan_memory_model(self) -> bool:
+        return self._memory_model
 
     def support_cooperative_matrix(self) -> bool:
         """VK_KHR_cooperative_matrix usable from GLSL (glslang's KHR cooperative matrices
@@ -250,6 +292,10 @@ class GpuInfo:
     def max_push_constants_size(self) -> int:
         return self._max_push_constants_size
 
+    def max_per_stage_storage_buffers(self) -> int:
+        """maxPerStageDescriptorStorageBuffers: storage buffers one compute shader may bind."""
+        return self._max_storage_buffers_per_stage
+
     def max_storage_buffer_range(self) -> int:
         return self._max_storage_buffer_range
 
@@ -268,6 +314,10 @@ class GpuInfo:
 
     def timestamp_period(self) -> float:
         return self._timestamp_period
+
+    def device_profile(self):
+        """The DeviceProfile (VKNCNN_DEVICE_PROFILE) these values were clamped to, or None."""
+        return self._profile
 
     # -- memory and queues ------------------------------------------------------------------
     def memory_heaps(self) -> list:
@@ -293,7 +343,8 @@ class GpuInfo:
         return (f"<GpuInfo '{self._name}' {self.type_name()} api={version_string(self._api_version)} "
                 f"fp16-s/a={int(self._fp16_storage)}/{int(self._fp16_arithmetic)} "
                 f"int8-s/a={int(self._int8_storage)}/{int(self._int8_arithmetic)} "
-                f"subgroup={self._subgroup_size} wg={self._max_workgroup_size}/{self._max_workgroup_invocations}>")
+                f"subgroup={self._subgroup_size} wg={self._max_workgroup_size}/{self._max_workgroup_invocations}"
+                + (f" profile={self._profile.name}" if self._profile is not None else "") + ">")
 
 
 _COMPONENT_NAMES = {"FLOAT16": "f16", "FLOAT32": "f32", "FLOAT64": "f64", "SINT8": "s8", "UINT8": "u8",

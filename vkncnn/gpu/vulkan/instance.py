@@ -25,7 +25,7 @@ import sys
 import tempfile
 
 from ...errors import GpuError
-from . import lifetime
+from . import device_profile, lifetime
 from .device import VulkanDevice
 from .gpu_info import GpuInfo
 from .lifetime import RefCounted
@@ -121,7 +121,10 @@ class GpuInstance(RefCounted):
             self._create_messenger(messenger_info)
         try:
             physical = _enumerate_physical_devices(self.handle)
-            infos = [GpuInfo(pd, self.api_version, self.handle) for pd in physical]
+            # VKNCNN_DEVICE_PROFILE: every device reports no more than the profile grants
+            profile = device_profile.requested_profile()
+            infos = [device_profile.apply_profile(GpuInfo(pd, self.api_version, self.handle), profile)
+                     for pd in physical]
         except BaseException:
             self._destroy()
             raise

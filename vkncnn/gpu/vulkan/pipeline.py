@@ -26,6 +26,7 @@ import numpy as np
 from ...errors import GpuError
 from ..compiler.registry import get_builtin_spirv
 from ..compiler.spirv_reflect import LOCAL_SIZE_SPEC_IDS, ShaderInfo, reflect
+from . import device_limits
 from .vk import check, vk
 
 
@@ -110,8 +111,8 @@ class Pipeline:
         info = self.vkdev.info
         mx = info.max_workgroup_size()
         if min(x, y, z) < 1 or x > mx[0] or y > mx[1] or z > mx[2] or x * y * z > info.max_workgroup_invocations():
-            raise GpuError(f"local size {(x, y, z)} exceeds the device limits {mx} / "
-                           f"{info.max_workgroup_invocations()} invocations")
+            raise device_limits.limit_exceeded(f"local size {(x, y, z)} exceeds the device limits {mx} / "
+                                               f"{info.max_workgroup_invocations()} invocations")
         self.local_size_x, self.local_size_y, self.local_size_z = int(x), int(y), int(z)
 
     @property
@@ -140,6 +141,8 @@ class Pipeline:
             spec_data = b"".join(encode_constant(v, info.spec_kinds.get(k)) for k, v in enumerate(specializations))
             if not info.local_size_from_spec:  # the shader fixed its local size: that is the truth
                 self.local_size_x, self.local_size_y, self.local_size_z = info.local_size
+            # the guard: never hand the driver a shader the device (or its profile) cannot run
+            device_limits.check_pipeline(vkdev, info, self.local_size, self.name)
             key = (sha, spec_data, self.local_size)
             objects = vkdev.pipeline_cache.get(key)
             if objects is None:
@@ -288,12 +291,31 @@ def shader_pipeline(vkdev, shader, fp16: bool, specializations=(), local_size: t
     with vkdev.cache_lock:
         pipeline = vkdev.shared_pipelines.get(key)
         if pipeline is None:
+            _check_builtin_kernel(vkdev, shader, fp16, local_size, defines)
             pipeline = Pipeline(vkdev)
             pipeline.set_local_size_xyz(*local_size)
             pipeline.create(shader, SimpleNamespace(use_fp16_storage=bool(fp16)), list(specializations),
                             defines=defines)
             vkdev.shared_pipelines[key] = pipeline
         return pipeline
+
+
+def _check_builtin_kernel(vkdev, shader, fp16: bool, local_size: tuple, defines) -> None:
+    """KernelUnsupported when this kernel does not fit the device: the layer that chose it
+    then runs on the CPU (planner.py) instead of tripping the pipeline guard."""
+    spirv = (get_builtin_spirv(shader, SimpleNamespace(use_fp16_storage=bool(fp16)), vkdev, defines)
+             if isinstance(shader, str) else bytes(shader))
+    info = reflect(spirv)
+    size = tuple(local_size) if info.local_size_from_spec else info.local_size
+    device_limits.check_kernel(vkdev, info, size, shader if isinstance(shader, str) else "shader")
+
+
+def workgroup_cap(vkdev, wanted: int = 256) -> int:
+    """The largest power of two <= `wanted` invocations that the device allows along x and in
+    total: the kernels tuned for 256-invocation workgroups shrink to it on devices (and device
+    profiles) with fewer, e.g. the 128 every Vulkan device guarantees."""
+    info = vkdev.info
+    return _pow2_floor(min(int(wanted), info.max_workgroup_invocations(), info.max_workgroup_size()[0]))
 
 
 def flat_grid(total: int) -> tuple:
