@@ -3,6 +3,7 @@
     vkncnn bench --cpu --threads 2 --loops 8
     vkncnn bench --gpu --compare-ncnn --models resnet18,vgg16 --json out.json
     vkncnn bench my.param [my.bin] --shape data=3,224,224
+    vkncnn bench --llm --gpu --compare-ncnn              (LLM decoders: tools/llm_bench.py)
 
 A model is a benchmark name or a .param path (tools/model_source.py): a path takes its
 input shapes from --shape or from its .param's hints, and seeded random weights when no
@@ -31,6 +32,9 @@ import numpy as np
 
 from .benchmark_models import INPUT_SHAPES
 from .cmd_common import CommandError, parse_shape
+from .interleave import time_interleaved
+from .llm_bench import add_llm_arguments
+from .llm_bench import run as run_llm
 from .model_source import ModelSource, resolve_model
 from .progress import Progress
 
@@ -166,39 +170,6 @@ def _per_input(x, inputs: list) -> list:
     return x if isinstance(x, list) else [x] * len(inputs)
 
 
-def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dict:
-    """Milliseconds per inference for each runner: `block` loops of one, then of the next...
-
-    Interleaving keeps both runtimes under the same machine state (speeds move a lot
-    between runs on shared machines). How finely depends on the device:
-    - CPU: in blocks, each after `settle_s` of quiet. A runtime's idle worker threads keep
-      spinning for a while after it returns (OpenMP's, and numpy's OpenBLAS), stealing
-      cores from whoever runs next; after a short pause ncnn's own times on 2 cores were
-      far above the settled ones.
-    - GPU: in blocks of 10, no pause. An idle GPU drops its clock within milliseconds, so
-      with pauses both runtimes measured far slower than back to back. Keeping the GPU
-      busy measures both at full clock. Not loop by loop: the GPU switching between the
-      two runtimes' devices (contexts) costs the first inference after a switch some time,
-      whoever runs it, a cost neither runtime has when it runs alone. In blocks of 10 only
-      the first of each block pays it, and the medians are each runtime's own speed.
-      `--block 1` gives the loop-by-loop figures.
-    Figures for each: docs/perf-notes.md, "Benchmark method: interleaving, quiet time, GPU
-    blocks".
-    """
-    times: dict[str, list[float]] = {r.name: [] for r in runners}
-    done = 0
-    while done < loops:
-        n = min(block, loops - done)
-        for r in runners:
-            time.sleep(settle_s)
-            for _ in range(n):
-                t0 = time.perf_counter()
-                r.infer(x)
-                times[r.name].append((time.perf_counter() - t0) * 1e3)
-        done += n
-    return times
-
-
 def _model_inputs(source: ModelSource, batch: int):
     """One array per input (the array itself when there is one input, as _per_input takes it);
     with batch > 1 each holds `batch` different items along a leading axis."""
@@ -296,6 +267,7 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     help="also print a per-layer time breakdown (GPU: per dispatch with 'dispatches')")
     ap.add_argument("--quiet", "-q", action="store_true",
                     help="no progress line on stderr over many models (it shows only on a terminal)")
+    add_llm_arguments(ap)
 
 
 def parse_batches(text: str) -> list[int]:
@@ -322,6 +294,8 @@ def model_sources(args) -> list[ModelSource]:
 
 def run(args) -> int:
     """Time each model; 1 when any failed (each failure is one line of the table)."""
+    if args.llm:
+        return run_llm(args)
     if args.block is None:
         args.block = 10 if args.gpu else 5
     if args.warmup_s is None:

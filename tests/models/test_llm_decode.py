@@ -1,0 +1,99 @@
+"""LLM decoders decoding through their KV cache: a prefill, then one-token steps fed the
+caches of the step before (Mats in, Mats out, as a pyncnn user drives them).
+
+The decoders run cut to their first blocks (tools/llm_truncate.py) with seeded random
+weights, so a case takes seconds; `-m slow` adds every decoder, and full depth.
+
+- GPU path vs numpy path, fp32 storage (1e-3) and fp16 storage (3e-2).
+- numpy path vs real ncnn. Real ncnn's own cache path is no oracle here: the pinned
+  wheel's x86 SDPA returns cache Mats whose rows after the first are wrong and decodes
+  wrongly from them, and on Vulkan its cache Mats come back packed (elempack 4), which
+  the binding's numpy conversion crashes on (docs/llm.md).
+  What real ncnn computes right is out0 of a prefill: with a causal mask, one prefill of
+  all the tokens gives the rows that the steps give one after another. So the steps'
+  rows are checked against real ncnn's prefill of them all, and the caches against our
+  own one-shot prefill (exact: the caches are the keys and values, only split in time).
+"""
+
+import numpy as np
+import pytest
+
+from vkncnn.testing import rel_err
+from vkncnn.tools.benchmark_models import LLM_MODELS, llm_decoder_path
+from vkncnn.tools.llm_steps import NcnnDecoder, VkncnnDecoder, joined_feed, run_steps, sequence_feeds
+from vkncnn.tools.llm_truncate import truncate_decoder_file
+from vkncnn.tools.ncnn_oracle import ncnn
+from vkncnn.tools.randweights import random_weights
+
+PREFILL, STEPS = 5, 3
+FAST = ("qwen2.5_0.5b", "llama3.2_1b")  # a qwen and a llama-style decoder run by default
+
+
+def _models(blocks):
+    return [pytest.param(n, blocks, marks=() if n in FAST and blocks else pytest.mark.slow, id=f"{n}-{blocks or 'all'}")
+            for n in LLM_MODELS]
+
+
+_cache: dict = {}
+
+
+def _decoder(name: str, blocks: int | None, tmp_path_factory) -> tuple[str, bytes]:
+    """The (cut) decoder's .param path and its seeded random weights, made once per session."""
+    key = (name, blocks)
+    if key not in _cache:
+        _cache.clear()  # full-depth weights are GBs: hold one model's at a time
+        path = str(llm_decoder_path(name))
+        if blocks:
+            path = str(tmp_path_factory.mktemp("llm") / f"{name}_{blocks}.param")
+            with open(path, "w") as f:
+                f.write(truncate_decoder_file(str(llm_decoder_path(name)), blocks))
+        _cache[key] = (path, random_weights(path, seed=0))
+    return _cache[key]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fp16,tol", [(False, 1e-3), (True, 3e-2)], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("name,blocks", _models(2) + _models(None))
+def test_gpu_decode_matches_numpy(name, blocks, fp16, tol, tmp_path_factory):
+    path, weights = _decoder(name, blocks, tmp_path_factory)
+    feeds = sequence_feeds(name, [PREFILL] + [1] * STEPS)
+    want_rows, want_caches = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
+    gpu = VkncnnDecoder(path, weights, gpu=True, fp16=fp16)
+    if gpu.net.gpu is None:
+        pytest.skip("no Vulkan device")
+    rows, caches = run_steps(gpu, feeds)
+    assert [r.shape for r in rows] == [(PREFILL, LLM_MODELS[name][0])] + [(1, LLM_MODELS[name][0])] * STEPS
+    for step, (got, want) in enumerate(zip(rows, want_rows)):
+        assert rel_err(got, want) <= tol, f"out0 of step {step}"
+    assert len(caches) == len(want_caches) == 2 * (blocks or len(want_caches) // 2)
+    for i, (got, want) in enumerate(zip(caches, want_caches)):
+        assert got.shape[1] == PREFILL + STEPS
+        assert rel_err(got, want) <= tol, f"cache {gpu.caches[i]}"
+
+
+@pytest.mark.parametrize("name,blocks", _models(2) + _models(None))
+def test_numpy_decode_matches_ncnn_prefill_of_all_tokens(name, blocks, tmp_path_factory):
+    if ncnn is None:
+        pytest.skip("real ncnn not installed")
+    path, weights = _decoder(name, blocks, tmp_path_factory)
+    feeds = sequence_feeds(name, [PREFILL] + [1] * STEPS)
+    rows, caches = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
+
+    ref = NcnnDecoder(path, weights, gpu=False, fp16=False, threads=1)
+    ref_hidden, _, _ = ref.step(joined_feed(feeds), ref.empty_caches())
+    ref_rows = np.array(ref_hidden)
+    assert rel_err(np.concatenate(rows), ref_rows) <= 1e-3
+    assert rel_err(rows[-1], ref_rows[-1:]) <= 1e-3  # the last decode step alone, not drowned in the prefill
+    ref.close()
+
+
+def test_decode_steps_equal_one_prefill_on_numpy(tmp_path_factory):
+    """The cache is exact: key caches too (which real ncnn cannot vouch for) equal those of one prefill."""
+    path, weights = _decoder("qwen2.5_0.5b", 2, tmp_path_factory)
+    feeds = sequence_feeds("qwen2.5_0.5b", [PREFILL] + [1] * STEPS)
+    dec = VkncnnDecoder(path, weights, gpu=False, fp16=False)
+    rows, caches = run_steps(dec, feeds)
+    whole_rows, whole_caches = run_steps(dec, [joined_feed(feeds)])
+    assert rel_err(np.concatenate(rows), whole_rows[0]) <= 1e-4
+    for got, want in zip(caches, whole_caches):
+        assert rel_err(got, want) <= 1e-5

@@ -1,0 +1,57 @@
+"""vkncnn bench --llm: a tiny run (one block, a 1000-logit proj_out, a few tokens) against real ncnn."""
+
+import json
+
+import pytest
+
+from vkncnn.tools import cli
+from vkncnn.tools.ncnn_oracle import ncnn
+
+TINY = ["bench", "--llm", "--models", "qwen2.5_0.5b", "--blocks", "1", "--vocab", "1000", "--prefill", "6",
+        "--past", "5", "--steps", "3", "--loops", "2", "--warmup", "1", "--block", "2", "--settle-ms", "0",
+        "--compare-ncnn", "--bandwidth-gbs", "100"]
+
+
+def _run(tmp_path, capsys, device: list[str]) -> dict:
+    out = tmp_path / "llm.json"
+    assert cli.main(TINY + device + ["--json", str(out)]) == 0
+    table = capsys.readouterr().out
+    assert "qwen2.5_0.5b" in table and "decode tok/s" in table
+    (r,) = json.loads(out.read_text())
+    assert r["model"] == "qwen2.5_0.5b" and (r["prefill"], r["past"], r["blocks"]) == (6, 5, 1)
+    for who in ("vkncnn", "ncnn"):
+        for case, tokens in (("prefill", 6), ("decode", 1)):
+            ms = r[f"{who}_{case}_median_ms"]
+            assert 0 < ms < 60_000
+            assert r[f"{who}_{case}_tokens_per_s"] == pytest.approx(tokens * 1e3 / ms)
+        assert r[f"{who}_decode_x_floor"] == pytest.approx(r[f"{who}_decode_median_ms"] / r["decode_floor_ms"])
+    for case in ("prefill", "decode"):
+        assert r[f"{case}_ratio"] == pytest.approx(r[f"vkncnn_{case}_tokens_per_s"] / r[f"ncnn_{case}_tokens_per_s"])
+    # one block of qwen2.5 (896 wide, 4864 MLP, 128-wide k/v) plus its norms, and 1000 x 896 logits, in fp32
+    weights = 896 * 896 * 2 + 896 * 128 * 2 + 128 * 2 + 896 + 3 * 896 * 4864 + 2 * 896 + 896 + 1000 * 896
+    assert weights * 4 <= r["weight_bytes_fp32"] <= weights * 4 + 4096  # + the .bin's flag words
+    return r
+
+
+def test_llm_bench_cpu_against_ncnn(tmp_path, capsys):
+    if ncnn is None:
+        pytest.skip("real ncnn not installed")
+    r = _run(tmp_path, capsys, ["--cpu"])
+    assert r["decode_floor_ms"] == pytest.approx(r["weight_bytes_fp32"] / 100e9 * 1e3)  # fp32 on the CPU
+
+
+@pytest.mark.gpu
+def test_llm_bench_gpu_against_ncnn(tmp_path, capsys):
+    import vkncnn
+
+    if ncnn is None:
+        pytest.skip("real ncnn not installed")
+    if vkncnn.get_gpu_count() == 0:
+        pytest.skip("no Vulkan device")
+    r = _run(tmp_path, capsys, ["--gpu"])
+    assert r["decode_floor_ms"] == pytest.approx(r["weight_bytes_fp32"] / 2 / 100e9 * 1e3)  # fp16 storage
+
+
+def test_llm_bench_rejects_unknown_decoder(capsys):
+    assert cli.main(["bench", "--llm", "--models", "gpt2"]) == 1
+    assert "unknown decoder gpt2" in capsys.readouterr().err

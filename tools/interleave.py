@@ -1,0 +1,38 @@
+"""Timing two runtimes under the same machine state: interleaved blocks of inferences."""
+
+from __future__ import annotations
+
+import time
+
+
+def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dict:
+    """Milliseconds per inference for each runner: `block` loops of one, then of the next...
+
+    Interleaving keeps both runtimes under the same machine state (speeds move a lot
+    between runs on shared machines). How finely depends on the device:
+    - CPU: in blocks, each after `settle_s` of quiet. A runtime's idle worker threads keep
+      spinning for a while after it returns (OpenMP's, and numpy's OpenBLAS), stealing
+      cores from whoever runs next; after a short pause ncnn's own times on 2 cores were
+      far above the settled ones.
+    - GPU: in blocks of 10, no pause. An idle GPU drops its clock within milliseconds, so
+      with pauses both runtimes measured far slower than back to back. Keeping the GPU
+      busy measures both at full clock. Not loop by loop: the GPU switching between the
+      two runtimes' devices (contexts) costs the first inference after a switch some time,
+      whoever runs it, a cost neither runtime has when it runs alone. In blocks of 10 only
+      the first of each block pays it, and the medians are each runtime's own speed.
+      `--block 1` gives the loop-by-loop figures.
+    Figures for each: docs/perf-notes.md, "Benchmark method: interleaving, quiet time, GPU
+    blocks".
+    """
+    times: dict[str, list[float]] = {r.name: [] for r in runners}
+    done = 0
+    while done < loops:
+        n = min(block, loops - done)
+        for r in runners:
+            time.sleep(settle_s)
+            for _ in range(n):
+                t0 = time.perf_counter()
+                r.infer(x)
+                times[r.name].append((time.perf_counter() - t0) * 1e3)
+        done += n
+    return times
