@@ -19,10 +19,17 @@ except ImportError:  # pragma: no cover - optional
     ncnn = None
 
 
+def mat_shape(m) -> tuple:
+    """The numpy shape of an ncnn Mat, read from its dims and sizes (works for an empty one)."""
+    return {0: (0,), 1: (m.w,), 2: (m.h, m.w), 3: (m.c, m.h, m.w), 4: (m.c, m.d, m.h, m.w)}[m.dims]
+
+
 def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
-             num_threads: int = 1, keep_dtype: bool = False) -> dict[str, np.ndarray]:
+             num_threads: int = 1, keep_dtype: bool = False, empty_dims: bool = False) -> dict[str, np.ndarray]:
     """`keep_dtype`: inputs go in with their own dtype (int32 arrays as int32 Mats, which
-    ncnn's Dequantize/Requantize read as accumulators) instead of as float32."""
+    ncnn's Dequantize/Requantize read as accumulators) instead of as float32.
+    `empty_dims`: an empty output keeps the shape its Mat's dims and sizes say (e.g. (3, 0, 5))
+    instead of coming back as (0,)."""
     assert ncnn is not None, "pip install ncnn to use the oracle"
     with tempfile.TemporaryDirectory() as d:
         p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
@@ -51,7 +58,10 @@ def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
             assert ret == 0, f"ncnn extract({name}) returned {ret}"
             # the binding segfaults converting an empty Mat: check first
             empty = out.dims == 0 or out.w * out.h * out.d * out.c == 0
-            result[name] = np.zeros((0,), np.float32) if empty else np.array(out, dtype=np.float32, copy=True)
+            if not empty:
+                result[name] = np.array(out, dtype=np.float32, copy=True)
+            else:
+                result[name] = np.zeros(mat_shape(out) if empty_dims else (0,), np.float32)
         del ex
         net.clear()
         return result

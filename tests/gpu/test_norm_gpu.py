@@ -297,7 +297,7 @@ def test_priorbox(params, shapes):
 # -- bad input: clear errors on the GPU path too -------------------------------------------------
 @pytest.mark.parametrize("type_name,params,weights,inputs", [
     ("InstanceNorm", {0: 5, 2: 0}, [], [rand((5, 7))]),
-    ("InstanceNorm", {0: 4, 2: 0}, [], [rand((5, 3, 7))]),
+    ("InstanceNorm", {0: 4, 2: 1}, [rand(4), rand(4)], [rand((5, 3, 7))]),  # 5 channels, 4 of gamma/beta
     ("GroupNorm", {0: 2, 1: 4, 3: 0}, [], [rand((6, 3))]),
     ("LayerNorm", {0: 5, 2: 1}, [rand(5), rand(5)], [rand((3, 7))]),
     ("LRN", {}, [], [rand((4, 2, 3, 5))]),

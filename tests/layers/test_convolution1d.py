@@ -77,3 +77,11 @@ def test_bad_inputs_raise(shape):
 def test_bad_params_raise(params):
     with pytest.raises(ParamError):
         _run(params, c1_weights(4, 3, 3), [rand(3, 12)])
+
+
+@pytest.mark.parametrize("type_name,group,inc,outc", [
+    ("Convolution1D", 1, 4, 3), ("ConvolutionDepthWise1D", 4, 4, 4), ("ConvolutionDepthWise1D", 2, 4, 6)])
+def test_dynamic_weight_without_num_output(type_name, group, inc, outc):
+    """num_output 0 and no kernel size: the weight blob (outc, inc/group, kw) gives them."""
+    params = {0: 0, 1: 0, 5: 1, 6: 0, 19: 1, **({7: group} if group > 1 else {})}
+    check_layer(type_name, params, [], [rand(inc, 9), rand(outc, inc // group, 3, seed=2), rand(outc, seed=3)])

@@ -84,6 +84,15 @@ def test_dynamic_weight(bias, extra):
     check_layer("Deconvolution", {0: 4, 1: 2, 11: 3, 5: int(bias), 28: 1, **extra}, [], inputs)
 
 
+@pytest.mark.parametrize("bias", [False, True])
+@pytest.mark.parametrize("extra", [{}, {3: 2, 4: -233, 18: 1, 19: 1, 20: 7, 21: 5}, {2: 2, 4: -234}])
+def test_dynamic_weight_without_num_output(bias, extra):
+    """num_output 0 and no kernel size (as pnnx writes and ncnn's own test runs): the weight
+    blob gives them."""
+    inputs = [rand(4, 7, 9), rand(4, 13, 3, 3, seed=5)] + ([rand(13, seed=6)] if bias else [])
+    check_layer("Deconvolution", {0: 0, 1: 0, 5: int(bias), 6: 0, 28: 1, **extra}, [], inputs)
+
+
 def _run(params, weights, inputs):
     text = layer_param_text("Deconvolution", params, len(inputs))
     return run_vkncnn(text, bin_bytes(weights), {f"in{i}": x for i, x in enumerate(inputs)}, ["out0"])

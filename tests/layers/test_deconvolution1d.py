@@ -173,3 +173,11 @@ def test_gpu_bad_inputs_raise(shape, extra):
     text = layer_param_text(TYPE, d1_params(4, 3, 3, extra=extra), 1)
     with pytest.raises(ShapeError):
         run_vkncnn(text, bin_bytes(d1_weights(4, 3, 3)), {"in0": rand(*shape)}, ["out0"], gpu=True)
+
+
+@pytest.mark.parametrize("type_name,group,inc,outc", [
+    ("Deconvolution1D", 1, 4, 3), ("DeconvolutionDepthWise1D", 4, 4, 4), ("DeconvolutionDepthWise1D", 2, 4, 6)])
+def test_dynamic_weight_without_num_output(type_name, group, inc, outc):
+    """num_output 0 and no kernel size: the weight blob (inc, outc/group, kw) gives them."""
+    params = {0: 0, 1: 0, 3: 2, 5: 1, 6: 0, 28: 1, **({7: group} if group > 1 else {})}
+    check_layer(type_name, params, [], [rand(inc, 9), rand(inc, outc // group, 3, seed=2), rand(outc, seed=3)])

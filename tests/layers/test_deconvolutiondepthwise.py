@@ -72,6 +72,14 @@ def test_dynamic_weight(group, inc, outc, bias):
     check_layer("DeconvolutionDepthWise", {0: outc, 1: 3, 3: 2, 5: int(bias), 7: group, 28: 1, 4: 1}, [], inputs)
 
 
+@pytest.mark.parametrize("group,inc,outc,bias", [(1, 2, 2, False), (2, 4, 2, True), (8, 8, 8, True),
+                                                 (4, 12, 12, False)])
+def test_dynamic_weight_without_num_output(group, inc, outc, bias):
+    """num_output 0 and no kernel size: the weight blob (inc, outc/group, kh, kw) gives them."""
+    inputs = [rand(inc, 7, 15), rand(inc, outc // group, 3, 3, seed=3)] + ([rand(outc, seed=4)] if bias else [])
+    check_layer("DeconvolutionDepthWise", {0: 0, 1: 0, 3: 2, 4: 1, 5: int(bias), 6: 0, 7: group, 28: 1}, [], inputs)
+
+
 def _run(params, weights, inputs):
     text = layer_param_text("DeconvolutionDepthWise", params, len(inputs))
     return run_vkncnn(text, bin_bytes(weights), {f"in{i}": x for i, x in enumerate(inputs)}, ["out0"])

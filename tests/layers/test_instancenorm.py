@@ -32,11 +32,18 @@ def test_instancenorm_bad_inputs_raise():
     layer = create_layer("InstanceNorm")
     pd = ParamDict()
     pd.set(0, 3)
-    pd.set(2, 0)
+    pd.set(2, 1)
     layer.load_param(pd)
-    layer.load_model(ModelBinFromMatArray([]))
+    layer.load_model(ModelBinFromMatArray([np.ones(3, np.float32), np.zeros(3, np.float32)]))
     with pytest.raises(Error):
-        layer.forward_cpu([rand(4, 5, 6)], None)  # 4 channels, 3 expected
+        layer.forward_cpu([rand(4, 5, 6)], None)  # 4 channels, 3 of gamma/beta
     with pytest.raises(Error):
         layer.forward_cpu([rand(3, 6)], None)  # not a (c, ...) blob
     assert np.allclose(layer.forward_cpu([rand(3, 5, 6)], None)[0].mean(axis=(1, 2)), 0, atol=1e-6)
+
+
+@pytest.mark.parametrize("channels", [0, 3])
+@pytest.mark.parametrize("shape", [(2, 4, 6), (12, 3, 3), (3, 3, 4, 5)])
+def test_instancenorm_without_affine_takes_any_channel_count(channels, shape):
+    """ncnn's own test writes channels 0 when affine is off: only gamma/beta fix the count."""
+    check_layer("InstanceNorm", {0: channels, 1: 0.01, 2: 0}, [], [rand(*shape)])

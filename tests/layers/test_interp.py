@@ -3,7 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from tests.oracle import check_layer, rand
+from tests.oracle import check_layer, needs_gpu, rand
 
 SHAPES = [(1, 5, 7), (3, 4, 4), (4, 6, 9), (8, 7, 3), (12, 3, 5), (16, 2, 2), (3, 1, 6), (3, 9, 1)]
 
@@ -85,3 +85,44 @@ def test_2d_blob_ignores_height_scale(height_scale, resize_type):
     """A 2-D blob keeps its rows, so a height_scale that would round one row to 0 is fine
     (found by tools/dev/layerfuzz: vkncnn raised 'output size 0x5 is not positive')."""
     check_layer("Interp", {0: resize_type, 1: height_scale, 2: 0.5}, [], [rand(1, 11)])
+
+
+@pytest.mark.parametrize("shape,params,want", [
+    ((3, 0, 5), {0: 1, 1: 2.0, 2: 2.0}, (3, 0, 10)), ((3, 4, 0), {0: 2, 1: 2.0, 2: 2.0}, (3, 8, 0)),
+    ((0, 4, 5), {0: 2, 1: 2.0, 2: 2.0}, (0, 8, 10)), ((2, 0, 4, 5), {0: 2, 1: 2.0, 2: 2.0}, (2, 0, 8, 10)),
+    ((0, 5), {0: 2, 1: 1.0, 2: 2.0}, (0, 10))])
+def test_empty_input_gives_an_empty_output_like_ncnn(shape, params, want):
+    """ncnn answers an empty Mat (ret 0) for an empty input whose output is empty too; vkncnn
+    answers an empty array that keeps the axes. ncnn runs in a child: some empty inputs
+    make it divide by zero (bicubic on a 4-D blob)."""
+    from tests.oracle import layer_param_text, run_vkncnn
+    from vkncnn.tools.dev.ncnn_worker import NcnnWorker
+
+    text = layer_param_text("Interp", params, 1)
+    feed = {"in0": np.zeros(shape, np.float32)}
+    worker = NcnnWorker()
+    try:
+        kind, want_ncnn = worker.run(text, b"", feed, ["out0"], empty_dims=True)
+    finally:
+        worker.close()
+    assert kind == "ok" and want_ncnn["out0"].size == 0
+    assert run_vkncnn(text, b"", feed, ["out0"])["out0"].shape == want
+
+
+def test_empty_input_to_a_fixed_size_raises():
+    """A fixed output size from nothing: ncnn divides by zero (SIGFPE); vkncnn says why."""
+    from tests.oracle import layer_param_text, run_vkncnn
+    from vkncnn.errors import ShapeError
+
+    with pytest.raises(ShapeError):
+        run_vkncnn(layer_param_text("Interp", {0: 1, 3: 4, 4: 4}, 1), b"", {"in0": np.zeros((3, 0, 5), np.float32)},
+                   ["out0"])
+
+
+@needs_gpu
+def test_empty_input_gives_an_empty_output_on_the_gpu_too():
+    from tests.oracle import layer_param_text, run_vkncnn
+
+    text = layer_param_text("Interp", {0: 2, 1: 2.0, 2: 2.0}, 1)
+    out = run_vkncnn(text, b"", {"in0": np.zeros((3, 0, 5), np.float32)}, ["out0"], gpu=True)["out0"]
+    assert out.shape == (3, 0, 10)

@@ -21,3 +21,9 @@ def test_squeeze_axes_match_ncnn(shape):
         if any((a + n if a < 0 else a) >= n or a < -n for a in axes):
             continue
         check_layer("Squeeze", {3: axes}, [], [rand(*shape)])
+
+
+@pytest.mark.parametrize("shape", [(120,), (1, 1), (16, 1, 3), (1, 12, 3), (1, 1, 1)])
+@pytest.mark.parametrize("axes", [[3], [2, 3], [0, 3], [1, 2, 3], [0, 1, 2, 3]])
+def test_squeeze_ignores_axes_beyond_the_rank_like_ncnn(shape, axes):
+    check_layer("Squeeze", {3: axes}, [], [rand(*shape)])

@@ -43,13 +43,14 @@ class NcnnWorker:
         self.proc = subprocess.Popen([sys.executable, "-m", "vkncnn.tools.dev.ncnn_worker"],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
-    def run(self, param_text: str, weights: bytes, inputs: dict, outputs: list[str], timeout: float = 60.0):
+    def run(self, param_text: str, weights: bytes, inputs: dict, outputs: list[str], timeout: float = 60.0,
+            empty_dims: bool = False):
         """('ok', {name: array}) or ('error', message); raises NcnnCrashed if the child died
         or hung (some invalid-memory cases loop forever in ncnn) for `timeout` seconds."""
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         try:
-            _send(self.proc.stdin, (param_text, weights, inputs, outputs))
+            _send(self.proc.stdin, (param_text, weights, inputs, outputs, empty_dims))
             ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
             if not ready:
                 self.proc.kill()
@@ -74,11 +75,11 @@ def main() -> None:
     sys.stdout = sys.stderr  # ncnn's and our prints must not corrupt the protocol stream
     while True:
         try:
-            param_text, weights, inputs, outputs = _recv(stdin)
+            param_text, weights, inputs, outputs, empty_dims = _recv(stdin)
         except EOFError:
             return
         try:
-            reply = ("ok", run_ncnn(param_text, weights, inputs, outputs))
+            reply = ("ok", run_ncnn(param_text, weights, inputs, outputs, empty_dims=empty_dims))
         except Exception as e:  # ncnn rejected the param/model or failed to extract
             reply = ("error", f"{type(e).__name__}: {e}")
         _send(stdout, reply)

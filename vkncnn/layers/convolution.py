@@ -57,9 +57,12 @@ def load_window_params(layer, pd) -> None:
 
 def check_window_params(layer) -> None:
     """What every 2-D (de)convolution needs of its params (shared with Deconvolution)."""
-    if layer.num_output <= 0:
+    # with dynamic weights the weight blob gives the output channels: num_output may be 0
+    # (pnnx writes 0), and the group split is checked when the blob arrives
+    dynamic = getattr(layer, "dynamic_weight", 0)
+    if layer.num_output <= 0 and not dynamic:
         raise ParamError(f"num_output (0) must be positive, got {layer.num_output}")
-    if layer.group <= 0 or layer.num_output % layer.group:
+    if layer.group <= 0 or (layer.num_output % layer.group and not dynamic):
         raise ParamError(f"num_output {layer.num_output} is not divisible by group {layer.group}")
     for name in ("stride_w", "stride_h", "dilation_w", "dilation_h"):
         if getattr(layer, name) <= 0:

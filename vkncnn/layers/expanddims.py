@@ -2,13 +2,13 @@
 (numpy.expand_dims: negative axes count from the end of the output).
 
 ncnn reads the legacy expand_w/h/d/c flags but only `axes` has an effect: kept so.
-A result beyond 4 dims leaves the blob unchanged, as ncnn does.
+A result beyond 4 dims, or axes none of which fit the result, leave the blob unchanged, as
+ncnn does; an axis outside the result is ignored, a repeated one counts once.
 
 GPU: a view of the same buffer when the bytes agree (always in elempack 1), else a
 repacking copy (shaders/gather.comp).
 """
 
-from vkncnn.errors import ShapeError
 from vkncnn.gpu.ops import data_movement as gather
 from vkncnn.layer import Layer, register_layer
 
@@ -32,13 +32,13 @@ class ExpandDims(Layer):
         out_ndim = len(in_shape) + len(self.axes)
         if len(self.axes) == 0 or out_ndim > 4:
             return tuple(in_shape)
-        positions = set()
-        for a in self.axes:
-            a = int(a) + out_ndim if a < 0 else int(a)
-            if not 0 <= a < out_ndim or a in positions:
-                raise ShapeError(f"ExpandDims: axes {list(self.axes)} do not fit a {out_ndim}-D result")
-            positions.add(a)
-        dims = iter(in_shape)
+        # as ncnn: an axis outside the result is ignored and a repeated one counts once; the
+        # result still has out_ndim dims, the ones no axis claimed filled by the input's
+        # extents with 1s in front (the sizes an ncnn Mat of fewer dims reports)
+        positions = {a + out_ndim if a < 0 else a for a in map(int, self.axes)} & set(range(out_ndim))
+        if not positions:
+            return tuple(in_shape)
+        dims = iter((1,) * (out_ndim - len(positions) - len(in_shape)) + tuple(in_shape))
         return tuple(1 if i in positions else next(dims) for i in range(out_ndim))
 
     def forward_cpu(self, bottoms, opt):

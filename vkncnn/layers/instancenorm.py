@@ -37,10 +37,15 @@ class InstanceNorm(Layer):
         x = bottoms[0]
         if x.ndim < 3:
             raise ShapeError(f"InstanceNorm takes a 3-D or 4-D blob, got shape {x.shape}")
-        if x.shape[0] != self.channels:
-            raise ShapeError(f"InstanceNorm has {self.channels} channels, the input {x.shape} "
-                             f"has {x.shape[0]}")
+        self._check_channels(x.shape)
         return [norm.instancenorm(x, self.eps, self.gamma_data, self.beta_data)]
+
+    def _check_channels(self, shape: tuple) -> None:
+        """Only gamma/beta fix the channel count: without affine any count goes (ncnn's own
+        models write channels 0 then), with it the input must match them."""
+        if self.affine and shape[0] != self.channels:
+            raise ShapeError(f"InstanceNorm has {self.channels} channels of gamma/beta, the input {shape} "
+                             f"has {shape[0]}")
 
     # -- GPU ----------------------------------------------------------------------------
     def create_pipeline(self, opt) -> int:
@@ -56,8 +61,6 @@ class InstanceNorm(Layer):
         shape = x.numpy_shape()
         if x.dims < 3:
             raise ShapeError(f"InstanceNorm takes a 3-D or 4-D blob, got shape {shape}")
-        if shape[0] != self.channels:
-            raise ShapeError(f"InstanceNorm has {self.channels} channels, the input {shape} "
-                             f"has {shape[0]}")
+        self._check_channels(shape)
         layout = rows.numpy_axes_layout(x, range(1, x.dims))
         return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, self.beta_gpu)]

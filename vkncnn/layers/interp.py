@@ -10,6 +10,8 @@ resized from its first depth slice into a 3-D blob; when sizes come
 from scale params, the source step is 1/scale rather than in/out.
 """
 
+import math
+
 import numpy as np
 
 from vkncnn.cpu_fallback import resize, shape
@@ -97,6 +99,12 @@ class Interp(Layer):
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
         outw, outh = self._target_size(bottoms)
+        if x.size == 0:
+            # nothing to resize: an empty result when the output is empty too (ncnn answers an
+            # empty Mat), else the checks below refuse it (ncnn divides by zero there)
+            empty = _output_shape(x.shape, max(outh, 0), max(outw, 0))
+            if empty is not None and 0 in empty:
+                return [np.zeros(empty, np.float32)]
         if outw <= 0 or (outh <= 0 and x.ndim != 2):  # a 2-D blob keeps its rows: outh unused
             raise ShapeError(f"Interp: output size {outh}x{outw} for input {x.shape} is not positive")
 
@@ -148,6 +156,10 @@ class Interp(Layer):
         x = bottoms[0]
         shape = x.numpy_shape()
         outw, outh = self._target_size([gather.fake(b.numpy_shape()) for b in bottoms])
+        if math.prod(shape) == 0:  # as forward_cpu: an empty input to an empty output
+            empty = _output_shape(shape, max(outh, 0), max(outw, 0))
+            if empty is not None and 0 in empty:
+                return [gather.new_like_shape(empty, 1, x.scalar_size(), cmd, opt)]
         if outw <= 0 or (outh <= 0 and len(shape) != 2):  # a 2-D blob keeps its rows: outh unused
             raise ShapeError(f"Interp: output size {outh}x{outw} for input {shape} is not positive")
         ndim = len(shape)
@@ -225,3 +237,14 @@ def _check_budget(opt, shape: tuple, outh: int, outw: int, itemsize: int, numpy_
 
 def _identity(n: int):
     return np.arange(n), np.ones((n, 1), np.float32)
+
+
+def _output_shape(shape: tuple, outh: int, outw: int):
+    """The numpy shape Interp gives a blob of `shape` (None for a rank it does not take)."""
+    if len(shape) in (1, 3):  # a 1-D blob's values each fill a channel
+        return (shape[0], outh, outw)
+    if len(shape) == 2:  # rows stay
+        return (shape[0], outw)
+    if len(shape) == 4:
+        return (shape[0], shape[1], outh, outw)
+    return None

@@ -1,7 +1,8 @@
 """Squeeze: drop axes of extent 1.
 
 Which axes: the flags squeeze_w/h/d/c, or `axes` (numpy-style over (c,[d],h,w),
-negative from the end). Only axes of extent 1 go; squeezing everything leaves shape [1].
+negative from the end; an axis the blob does not have is ignored, as ncnn does). Only axes
+of extent 1 go; squeezing everything leaves shape [1].
 
 GPU: a view of the same buffer when the bytes agree (always in elempack 1), else a
 repacking copy (shaders/gather.comp).
@@ -37,9 +38,8 @@ class Squeeze(Layer):
             chosen = set()
             for a in self.axes:
                 a = int(a) + ndim if a < 0 else int(a)
-                if not 0 <= a < ndim:
-                    raise ShapeError(f"Squeeze: axis {a} out of range for a {ndim}-D blob {in_shape}")
-                chosen.add(a)
+                if 0 <= a < ndim:  # ncnn ignores an axis the blob does not have
+                    chosen.add(a)
         else:
             chosen = {i for i, letter in enumerate(LETTERS[ndim]) if self.flags[letter]}
         kept = tuple(n for i, n in enumerate(in_shape) if not (i in chosen and n == 1))

@@ -33,9 +33,11 @@ def load_window1d_params(layer, pd, group_id: int | None) -> None:
 
 
 def check_window1d_params(layer) -> None:
-    if layer.num_output <= 0:
+    # with dynamic weights the weight blob gives the output channels (num_output may be 0) and
+    # the group split is checked when it arrives
+    if layer.num_output <= 0 and not layer.dynamic_weight:
         raise ParamError(f"num_output (0) must be positive, got {layer.num_output}")
-    if layer.group <= 0 or layer.num_output % layer.group:
+    if layer.group <= 0 or (layer.num_output % layer.group and not layer.dynamic_weight):
         raise ParamError(f"num_output {layer.num_output} is not divisible by group (7) {layer.group}")
     if layer.stride_w <= 0 or layer.dilation_w <= 0:
         raise ParamError(f"stride_w/dilation_w (3/2) must be positive, got {layer.stride_w}/{layer.dilation_w}")
