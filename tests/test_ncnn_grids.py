@@ -20,8 +20,8 @@ import pytest
 from vkncnn.tools.dev.ncnn_grids import GRIDS, grid_cases
 from vkncnn.tools.dev.ncnn_grids.registry import _load_families
 from vkncnn.tools.dev.ncnn_grids.runner import run_layer
-from vkncnn.tools.ncnn_oracle import ncnn
 from vkncnn.tools.dev.ncnn_worker import NcnnWorker
+from vkncnn.tools.ncnn_oracle import ncnn
 
 pytestmark = pytest.mark.skipif(ncnn is None, reason="real ncnn (pip ncnn) is the oracle")
 
