@@ -40,7 +40,7 @@ def import_example(name: str):
 
 def test_every_example_is_tested_and_documented():
     scripts = sorted(p.stem for p in EXAMPLES.glob("*.py"))
-    assert scripts == ["classify_image", "custom_shader", "detect_objects", "run_llm_decoder"]
+    assert scripts == ["classify_image", "custom_shader", "detect_objects", "generate_text", "run_llm_decoder"]
     for name in scripts:
         text = (EXAMPLES / f"{name}.py").read_text()
         assert text.startswith('"""') and f"python3 examples/{name}.py" in text, f"{name}: docstring says how to run it"
@@ -104,6 +104,20 @@ def test_custom_shader(tmp_path):
                           out, re.M)
         assert timed and float(timed.group(1)) > 0 and float(timed.group(2)) > 0
     assert re.search(r"^Convolution .*fp32-pack1=.* PASS$", out, re.M)
+
+
+def test_generate_text_greedy_sampled_and_streamed(tmp_path):
+    from vkncnn.llm import load_generator
+    from vkncnn.tools.cmd_generate import TINY_LM_DIR
+
+    out = run_example("generate_text.py", "--prompt", "The ", "--max-new-tokens", "30", "--seed", "4", cwd=tmp_path)
+    gen = load_generator(TINY_LM_DIR)
+    greedy = "The " + gen.generate_text("The ", 30)
+    sampled = "The " + gen.generate_text("The ", 30, temperature=0.8, top_k=20, top_p=0.95, seed=4)
+    lines = out.splitlines()
+    assert lines[0].startswith("loaded tiny_lm") and "3 layers, numpy path" in lines[0]
+    assert lines[2] == f"  {greedy!r}" and lines[4] == f"  {sampled!r}"
+    assert out.split("character at a time):\n", 1)[1] == "  " + sampled.replace("\n", "\n  ") + "\n"
 
 
 def test_run_llm_decoder_greedy_steps_match_full_prefill(capsys):

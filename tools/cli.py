@@ -7,7 +7,7 @@ failure prints one line, `vkncnn: error: <message>`, and no traceback: users of 
 line want the reason, not the stack. `--debug` (or VKNCNN_DEBUG=1) lets the exception
 through with its traceback, for bug reports.
 
-The model commands (info, run, bench, profile, graph, devices) are parsed here, from the arguments their
+The model commands (info, run, bench, profile, graph, devices, generate) are parsed here, from the arguments their
 modules declare. The older tools keep their own parsers: everything after their name is
 handed to their main(argv) untouched, so their options and --help are theirs. Modules
 load only when their command runs, so `vkncnn --help` stays fast.
@@ -32,6 +32,7 @@ COMMANDS = {
     "profile": ("vkncnn.tools.cmd_profile", "per-layer times of a model: table, HTML report, Chrome trace"),
     "graph": ("vkncnn.tools.cmd_graph", "a model's layer graph as SVG or Graphviz DOT"),
     "devices": ("vkncnn.tools.cmd_devices", "the Vulkan devices, their features, the default one"),
+    "generate": ("vkncnn.tools.cmd_generate", "continue a text with an LLM decoder (a tiny model by default)"),
 }
 # name -> (module, one-line help): tools with their own parser; their main(argv) gets the rest of the line
 PASS_THROUGH = {

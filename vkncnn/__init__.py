@@ -58,6 +58,7 @@ from .errors import (
     ParamError,
     ShaderCompileError,
     ShapeError,
+    TokenizerError,
     UnknownLayerError,
     WeightError,
 )
@@ -96,7 +97,7 @@ __all__ = [
     "Blob", "BlobNotFoundError", "DataReader", "DataReaderFromEmpty", "DataReaderFromMemory", "Error",
     "Extractor", "GpuError", "GraphError", "Layer", "LayerError", "Mat", "MatError", "MemoryBudgetError", "ModelBin",
     "ModelBinFromDataReader", "ModelBinFromMatArray", "ModelFormatError", "Net", "Option", "ParamDict",
-    "ParamError", "ShaderCompileError", "ShapeError", "UnknownLayerError", "WeightError",
+    "ParamError", "ShaderCompileError", "ShapeError", "TokenizerError", "UnknownLayerError", "WeightError",
     "create_gpu_instance", "create_layer", "destroy_gpu_instance", "get_default_gpu_index",
     "get_gpu_count", "get_gpu_device", "get_gpu_info", "layer_to_index", "register_layer",
     "MissingPackageError", "model_zoo", "utils",

@@ -68,6 +68,10 @@ class ArgumentTypeError(ArgumentError, TypeError):
     """A public function or setter got an argument of a type it does not take."""
 
 
+class TokenizerError(ArgumentError):
+    """Text has a character (or names a token) that the tokenizer has no token for."""
+
+
 class LayerError(Error, RuntimeError):
     """A layer failed while loading or running; the message names the layer."""
 
