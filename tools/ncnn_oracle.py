@@ -8,6 +8,7 @@ empty outputs are checked before conversion because converting one segfaults.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 
@@ -24,12 +25,9 @@ def mat_shape(m) -> tuple:
     return {0: (0,), 1: (m.w,), 2: (m.h, m.w), 3: (m.c, m.h, m.w), 4: (m.c, m.d, m.h, m.w)}[m.dims]
 
 
-def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
-             num_threads: int = 1, keep_dtype: bool = False, empty_dims: bool = False) -> dict[str, np.ndarray]:
-    """`keep_dtype`: inputs go in with their own dtype (int32 arrays as int32 Mats, which
-    ncnn's Dequantize/Requantize read as accumulators) instead of as float32.
-    `empty_dims`: an empty output keeps the shape its Mat's dims and sizes say (e.g. (3, 0, 5))
-    instead of coming back as (0,)."""
+@contextlib.contextmanager
+def _fp32_cpu_net(param_text: str, weights: bytes, num_threads: int):
+    """Real ncnn's Net on the CPU in fp32, loaded from the param text and weight bytes."""
     assert ncnn is not None, "pip install ncnn to use the oracle"
     with tempfile.TemporaryDirectory() as d:
         p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
@@ -45,6 +43,16 @@ def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
         o.num_threads = num_threads
         assert net.load_param(p) == 0, "ncnn rejected the param"
         assert net.load_model(b) == 0, "ncnn rejected the model"
+        yield net
+
+
+def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
+             num_threads: int = 1, keep_dtype: bool = False, empty_dims: bool = False) -> dict[str, np.ndarray]:
+    """`keep_dtype`: inputs go in with their own dtype (int32 arrays as int32 Mats, which
+    ncnn's Dequantize/Requantize read as accumulators) instead of as float32.
+    `empty_dims`: an empty output keeps the shape its Mat's dims and sizes say (e.g. (3, 0, 5))
+    instead of coming back as (0,)."""
+    with _fp32_cpu_net(param_text, weights, num_threads) as net:
         ex = net.create_extractor()
         ex.set_light_mode(False)  # several blobs may be asked for, intermediate ones too
         keep = []
@@ -71,21 +79,7 @@ def run_ncnn_batch(param_text: str, weights: bytes, inputs: dict, outputs: list[
     """Batched inputs: each value is an array whose axis 0 is the batch, fed as
     `ncnn.Mat(arr, batch_index=0)`. Returns {name: (ret, array of (n, *item) or None, n)}:
     ncnn's return code is kept, not asserted, so a test can check where ncnn refuses."""
-    assert ncnn is not None, "pip install ncnn to use the oracle"
-    with tempfile.TemporaryDirectory() as d:
-        p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
-        with open(p, "w") as f:
-            f.write(param_text)
-        with open(b, "wb") as f:
-            f.write(weights)
-        net = ncnn.Net()
-        o = net.opt
-        o.use_vulkan_compute = False
-        o.use_fp16_packed = o.use_fp16_storage = o.use_fp16_arithmetic = False
-        o.use_bf16_storage = False
-        o.num_threads = 1
-        assert net.load_param(p) == 0, "ncnn rejected the param"
-        assert net.load_model(b) == 0, "ncnn rejected the model"
+    with _fp32_cpu_net(param_text, weights, 1) as net:
         ex = net.create_extractor()
         ex.set_light_mode(False)
         keep = []

@@ -1,5 +1,5 @@
 """A batch of 3 extracted at once equals each item extracted alone: every benchmark model,
-on the numpy path (exactly) and on the Vulkan path (fp32, within the GPU model tests'
+on the numpy path (exactly; the three largest `-m slow`) and on the Vulkan path (fp32, within the GPU model tests'
 1e-3 of the numpy answer; lavapipe in CI, the largest models `-m slow`).
 
 The batch goes in as ncnn's batched Mat (`Mat(array, batch_index=0)`) and every output
@@ -80,7 +80,12 @@ def _check_model(name: str, gpu: bool) -> None:
                 assert got[b].shape == singles[b][blob].shape and err <= tol, f"{name}:{blob} item {b}: {err:.2e}"
 
 
-@pytest.mark.parametrize("name", list(INPUT_SHAPES))
+# seconds on the numpy path (2 cores): -m slow, the suite's 10-minute budget
+SLOW_ON_NUMPY = {"vgg16": 9.1, "vision_transformer": 4.1, "alexnet": 2.6}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW_ON_NUMPY else n
+                                  for n in INPUT_SHAPES])
 def test_batch_of_three_equals_each_item_alone_on_cpu(name):
     _check_model(name, gpu=False)
 
