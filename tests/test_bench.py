@@ -95,3 +95,19 @@ def test_gpu_profile_by_dispatch_names_each_shader(tmp_path):
     assert any(k.startswith("Convolution conv10 convolution") for k in profile)
     assert any(k.endswith("upload_cast") for k in profile)
     assert all(len(k.split()) == 3 and us > 0 for k, us in profile.items())
+
+
+def test_switches_reach_both_runtimes_options():
+    from types import SimpleNamespace
+
+    from vkncnn.option import Option
+    from vkncnn.tools.cmd_common import CommandError
+
+    ours = Option()
+    bench.set_precision(ours, fp16=True, fp16_arithmetic=False, coopmat=False)
+    assert ours.use_fp16_storage and not ours.use_fp16_arithmetic and not ours.use_cooperative_matrix
+    without_switch = SimpleNamespace()  # an ncnn binding whose Option lacks use_cooperative_matrix
+    with pytest.raises(CommandError, match="--fp32"):
+        bench.set_precision(without_switch, fp16=True, coopmat=False)
+    bench.set_precision(without_switch, fp16=False, coopmat=False)  # fp32: no tensor cores either way
+    assert not without_switch.use_fp16_storage and not without_switch.use_fp16_arithmetic

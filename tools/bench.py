@@ -60,7 +60,7 @@ class VkncnnRunner:
         o = self.net.opt
         o.use_vulkan_compute = args.gpu
         o.num_threads = args.threads
-        o.use_fp16_storage = o.use_fp16_packed = args.fp16
+        _precision(o, args)
         if args.gpu:
             self.net.set_vulkan_device(args.device)
         self.net.load_param(param)
@@ -140,7 +140,7 @@ class NcnnRunner:
         o = self.net.opt
         o.use_vulkan_compute = args.gpu
         o.num_threads = args.threads
-        o.use_fp16_storage = o.use_fp16_packed = o.use_fp16_arithmetic = args.fp16
+        _precision(o, args)
         o.use_bf16_storage = False
         if args.gpu:
             self.net.set_vulkan_device(args.device)
@@ -158,6 +158,22 @@ class NcnnRunner:
             ex.input(name, m)
         for name in self.outputs:
             ex.extract(name)
+
+
+def set_precision(opt, fp16: bool, fp16_arithmetic: bool = True, coopmat: bool = True) -> None:
+    """The precision and kernel switches of add_runner_arguments, on either runtime's Option."""
+    opt.use_fp16_storage = opt.use_fp16_packed = fp16
+    opt.use_fp16_arithmetic = fp16 and fp16_arithmetic
+    if hasattr(opt, "use_cooperative_matrix"):
+        opt.use_cooperative_matrix = coopmat
+    elif not coopmat and fp16:
+        # ncnn's kernels take cooperative matrices only with fp16 storage or packing
+        raise CommandError("--no-coopmat: this ncnn Python module has no opt.use_cooperative_matrix, so its "
+                           "fp16 kernels keep the tensor cores; --fp32 runs both runtimes without them")
+
+
+def _precision(opt, args) -> None:
+    set_precision(opt, args.fp16, args.fp16_arithmetic, args.coopmat)
 
 
 def _mat(mat_class, x, batch: int):
@@ -237,6 +253,12 @@ def add_runner_arguments(ap: argparse.ArgumentParser) -> None:
     prec = ap.add_mutually_exclusive_group()
     prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
     prec.add_argument("--fp32", dest="fp16", action="store_false", help="fp32 storage")
+    ap.add_argument("--no-fp16-arithmetic", dest="fp16_arithmetic", action="store_false", default=True,
+                    help="fp32 arithmetic with fp16 storage, for both runtimes (default: fp16 arithmetic "
+                         "where the device has it, ncnn's default)")
+    ap.add_argument("--no-coopmat", dest="coopmat", action="store_false", default=True,
+                    help="cooperative matrices (tensor cores) off for both runtimes "
+                         "(opt.use_cooperative_matrix = False): the kernels of GPUs without them")
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

@@ -25,7 +25,7 @@ import numpy as np
 
 import vkncnn
 
-from .bench import add_runner_arguments
+from .bench import add_runner_arguments, set_precision
 from .cmd_common import CommandError, existing_file, parse_floats, parse_size
 from .progress import Progress
 
@@ -181,7 +181,7 @@ def load_net(args: argparse.Namespace) -> vkncnn.Net:
     o = net.opt
     o.use_vulkan_compute = args.gpu
     o.num_threads = args.threads
-    o.use_fp16_storage = o.use_fp16_packed = args.fp16
+    set_precision(o, args.fp16, args.fp16_arithmetic, args.coopmat)
     if args.gpu:
         net.set_vulkan_device(args.device)
     if str(param).endswith(".bin"):

@@ -24,6 +24,7 @@ import numpy as np
 
 import vkncnn
 
+from .bench import set_precision
 from .cmd_common import CommandError
 from .model_source import ModelSource
 from .model_summary import infer_shapes
@@ -119,13 +120,13 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
-def _new_net(source: ModelSource, gpu: bool, fp16: bool, device: int, threads: int) -> vkncnn.Net:
+def _new_net(source: ModelSource, gpu: bool, fp16: bool, device: int, threads: int,
+             switches: dict | None = None) -> vkncnn.Net:
     net = vkncnn.Net()
     opt = net.opt
     opt.use_vulkan_compute = gpu
     opt.num_threads = threads
-    if not fp16:
-        opt.use_fp16_storage = opt.use_fp16_packed = opt.use_fp16_arithmetic = False
+    set_precision(opt, fp16, **(switches or {}))
     if gpu:
         net.set_vulkan_device(device)
     path = str(source.param)
@@ -205,13 +206,14 @@ def _warm_up(runner: _Runner, warmup_s: float) -> int:
 
 
 def profile_model(source: ModelSource, gpu: bool = False, fp16: bool = True, loops: int = 10,
-                  warmup_s: float = 0.0, device: int = 0, threads: int = 1) -> Profile:
-    """Load the model, warm it up, and time `loops` inferences layer by layer."""
+                  warmup_s: float = 0.0, device: int = 0, threads: int = 1, switches: dict | None = None) -> Profile:
+    """Load the model, warm it up, and time `loops` inferences layer by layer; `switches`:
+    set_precision's fp16_arithmetic and coopmat."""
     if loops < 1:
         raise CommandError(f"--loops must be at least 1, got {loops}")
     if warmup_s < 0:
         raise CommandError(f"--warmup-s must be 0 or more, got {warmup_s}")
-    net = _new_net(source, gpu, fp16, device, threads)
+    net = _new_net(source, gpu, fp16, device, threads, switches)
     runner = _Runner(net, source.random_inputs())
     order = _execution_order(net)
     if gpu:

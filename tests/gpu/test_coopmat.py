@@ -9,14 +9,17 @@ cannot run.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from vkncnn.gpu.compiler.registry import get_builtin_spirv
 from vkncnn.gpu.compiler.spirv_reflect import reflect
 from vkncnn.gpu.ops.convolution import split_k, use_tensor_cores
-from vkncnn.gpu.ops.matrix_product import gemm_on_tensor_cores
+from vkncnn.gpu.ops.matrix_product import gemm_on_tensor_cores, tensor_core_device
 from vkncnn.gpu.ops.winograd_convolution import tensor_core_products
 from vkncnn.gpu.vulkan import instance
+from vkncnn.net import Net
 from vkncnn.option import Option
 
 pytestmark = pytest.mark.gpu
@@ -70,6 +73,31 @@ def test_switch_and_small_products(monkeypatch):
     assert not use_tensor_cores(vkdev, 8, 1 << 20, 1024)   # fewer than one 16-row tile of weights
     assert not use_tensor_cores(vkdev, 256, 1 << 20, 32)   # less than two chunks of K
     assert not use_tensor_cores(vkdev, 512, 49, 512)        # 12.8 M multiply-adds: scalar is faster
+
+
+def test_option_turns_tensor_cores_off(monkeypatch):
+    """opt.use_cooperative_matrix = False keeps every kernel choice off the tensor cores, as in
+    ncnn; judged on a stand-in for a device that has them, since lavapipe has none."""
+    monkeypatch.delenv("VKNCNN_COOPMAT", raising=False)
+    tensor_core_gpu = SimpleNamespace(info=SimpleNamespace(support_cooperative_matrix_16x16x16_fp16=lambda: True,
+                                                          subgroup_size=lambda: 32))
+    assert tensor_core_device(tensor_core_gpu) and not tensor_core_device(tensor_core_gpu, allowed=False)
+    assert use_tensor_cores(tensor_core_gpu, 256, 3136, 1024)
+    assert not use_tensor_cores(tensor_core_gpu, 256, 3136, 1024, allowed=False)
+    assert gemm_on_tensor_cores(tensor_core_gpu, 577, 3072, 768)
+    assert not gemm_on_tensor_cores(tensor_core_gpu, 577, 3072, 768, allowed=False)
+    assert tensor_core_products(tensor_core_gpu, True, 256, 256)
+    assert not tensor_core_products(tensor_core_gpu, True, 256, 256, allowed=False)
+
+
+def test_option_cleared_where_the_device_has_none():
+    net = Net()
+    net.opt.use_vulkan_compute = True
+    net.load_param_mem("7767517\n2 2\nInput in0 0 1 in0\nReLU relu 1 1 in0 out0\n")
+    if net.gpu is None:
+        pytest.skip("no Vulkan device")
+    info = net.gpu.vkdev.info
+    assert net.opt.use_cooperative_matrix == info.support_cooperative_matrix()
 
 
 @pytest.mark.parametrize("tiles,k,min_slice,want", [

@@ -111,6 +111,8 @@ def _sanitize_options(opt, vkdev) -> None:
     opt.use_fp16_arithmetic = False
     opt.use_bf16_storage = False
     opt.use_bf16_packed = False
+    if not vkdev.info.support_cooperative_matrix():
+        opt.use_cooperative_matrix = False
 
 
 # timestamps reserved per layer when a plan is profiled by dispatch (bench --profile dispatches)
@@ -346,7 +348,8 @@ class GpuExtractorState:
     def _opt_key(self):
         o = self.opt
         # the budget too: layers check it while recording, a replay checks nothing
-        return (o.use_fp16_storage, o.use_packing_layout, o.lightmode, getattr(o, "memory_budget", 0))
+        return (o.use_fp16_storage, o.use_packing_layout, o.lightmode, o.use_cooperative_matrix,
+                getattr(o, "memory_budget", 0))
 
     def extract(self, target: int) -> np.ndarray:
         if target in self.blobs:
@@ -407,6 +410,7 @@ class GpuExtractorState:
         cmd, allocator = plan.cmd, plan.allocator
         opt = self.opt.copy()
         opt.blob_vkallocator = opt.workspace_vkallocator = allocator
+        cmd.use_cooperative_matrix = bool(opt.use_cooperative_matrix)
         device = dict(self.device_blobs)  # VkMats from earlier plans: read, never released
         host = dict(self.blobs)        # arrays (inputs, or CPU-layer outputs via slots)
         host_slots: dict[int, HostSlot] = {}

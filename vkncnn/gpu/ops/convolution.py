@@ -186,7 +186,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     parallel = parallel_target(cmd.vkdev)
     products = group if batched else 1  # products judged together (their m*n*k summed)
     if (not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0
-            and use_tensor_cores(cmd.vkdev, m, n * products, k)):
+            and use_tensor_cores(cmd.vkdev, m, n * products, k, cmd.use_cooperative_matrix)):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
         log_kernel(layer, "convolution_coopmat", f"cooperative matrices (tensor cores) on the fp16 {m}x{n}x{k} "
@@ -270,16 +270,16 @@ def direct_tile(items: int, n: int, steps: int, parallel: int, cap: int = 256) -
     return px, lx, lz
 
 
-def use_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
+def use_tensor_cores(vkdev, m: int, n: int, k: int, allowed: bool = True) -> bool:
     """convolution_coopmat.comp for this fp16 product (m x k weights, k x n columns)?
 
     Where the device multiplies 16x16x16 fp16 tiles natively with 32-wide subgroups
     (NVIDIA), for products of at least TENSOR_CORE_MIN_MACS multiply-adds. The tensor cores
     pay off on large products (VGG's 3x3 layers); on small ones (mobilenet_v2's 1x1
     products) they gained nothing, so those keep the scalar kernel (figures:
-    docs/perf-notes.md, "Tensor-core convolution: the threshold"). VKNCNN_COOPMAT=0 turns
-    them off (to compare)."""
-    return m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev)
+    docs/perf-notes.md, "Tensor-core convolution: the threshold"). `allowed`
+    (opt.use_cooperative_matrix) False or VKNCNN_COOPMAT=0 turns them off."""
+    return m >= 16 and k >= 64 and m * n * k >= TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev, allowed)
 
 
 def split_k(tiles: int, k: int, parallel: int, min_slice: int = 64) -> int:

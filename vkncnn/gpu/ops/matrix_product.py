@@ -58,7 +58,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
     if k <= 0:  # an empty sum: the product is zero, the epilogue still runs
         a = GemmOperand(a.mat, 0, 0)
     specs = list(activation) + [int(c is not None), a.elempack, out.elempack]
-    if fp16 and gemm_on_tensor_cores(cmd.vkdev, m, n * batch, k):
+    if fp16 and gemm_on_tensor_cores(cmd.vkdev, m, n * batch, k, cmd.use_cooperative_matrix):
         log_kernel(layer, "gemm_coopmat", f"cooperative matrices (tensor cores) on {batch} fp16 {m}x{n}x{k} products")
         pipeline = shader_pipeline(layer.vkdev, "gemm_coopmat", fp16, specs, (128, 1, 1))
         _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, (-(-n // 64) * 128, -(-m // 64), batch))
@@ -93,19 +93,20 @@ def _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, glob
                         global_size)
 
 
-def tensor_core_device(vkdev) -> bool:
+def tensor_core_device(vkdev, allowed: bool = True) -> bool:
     """Does the device multiply 16x16x16 fp16 tiles into fp32 with 32-wide subgroups (NVIDIA),
-    as convolution_coopmat.comp and gemm_coopmat.comp need? VKNCNN_COOPMAT=0 says no (to
-    compare)."""
+    as convolution_coopmat.comp and gemm_coopmat.comp need? `allowed` is the recording's
+    opt.use_cooperative_matrix (VkCompute.use_cooperative_matrix); VKNCNN_COOPMAT=0 says no
+    for every net (to compare)."""
     info = vkdev.info
-    return (info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
+    return (allowed and info.support_cooperative_matrix_16x16x16_fp16() and info.subgroup_size() == 32
             and os.environ.get("VKNCNN_COOPMAT", "1") != "0")
 
 
-def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int) -> bool:
+def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int, allowed: bool = True) -> bool:
     """gemm_coopmat.comp for this fp16 product (n: all the batch's columns)? At least one
     16-row fragment, two 16-deep steps of k, and GEMM_TENSOR_CORE_MIN_MACS multiply-adds."""
-    return m >= 16 and k >= 32 and m * n * k >= GEMM_TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev)
+    return m >= 16 and k >= 32 and m * n * k >= GEMM_TENSOR_CORE_MIN_MACS and tensor_core_device(vkdev, allowed)
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,

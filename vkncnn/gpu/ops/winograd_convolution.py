@@ -140,19 +140,19 @@ def use_winograd(vkdev, m: int, n: int, k: int) -> bool:
     return winograd_device(vkdev) and m * n * k >= WINOGRAD_MIN_MACS
 
 
-def channels_last_products(vkdev, fp16: bool, inc: int, outc: int) -> bool:
+def channels_last_products(vkdev, fp16: bool, inc: int, outc: int, allowed: bool = True) -> bool:
     """Whether the layer takes the channels-last layout, whose products run in
     winograd_products.comp: where that runs on the tensor cores (tensor_core_products).
     Against the grouped convolution it made vgg16 faster and left the other large models
     unchanged (figures: docs/perf-notes.md, "GPU Winograd: channels-last products on
     tensor cores")."""
-    return tensor_core_products(vkdev, fp16, inc, outc)
+    return tensor_core_products(vkdev, fp16, inc, outc, allowed)
 
 
-def tensor_core_products(vkdev, fp16: bool, inc: int, outc: int) -> bool:
+def tensor_core_products(vkdev, fp16: bool, inc: int, outc: int, allowed: bool = True) -> bool:
     """fp16 storage on a tensor-core device (gemm.tensor_core_device, VKNCNN_COOPMAT=0 included),
     and channel counts that are multiples of 16 (whole fragments)."""
-    return fp16 and inc % 16 == 0 and outc % 16 == 0 and tensor_core_device(vkdev)
+    return fp16 and inc % 16 == 0 and outc % 16 == 0 and tensor_core_device(vkdev, allowed)
 
 
 def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, residual, f: int,
@@ -167,7 +167,7 @@ def record_winograd(layer, cmd, opt, x, plane, shape, geometry, bias, act, resid
     inc = plane.channels
     tiles_h, tiles_w = -(-outh // f), -(-outw // f)
     fp16 = storage_is_fp16(x)
-    channels_last = channels_last_products(cmd.vkdev, fp16, inc, outc)
+    channels_last = channels_last_products(cmd.vkdev, fp16, inc, outc, cmd.use_cooperative_matrix)
     steps = _ChannelsLastSteps(layer, cmd, opt, x, f, tiles_h * tiles_w, inc, outc) if channels_last else \
         _GroupedConvSteps(layer, cmd, opt, x, f, tiles_h, tiles_w, inc, outc, record_conv)
 
@@ -239,7 +239,7 @@ class _ChannelsLastSteps:
                                 allocator=cmd.blob_allocator(self.opt))
         weight = winograd_product(self.layer, cmd.vkdev, self.f).weight_gpu
         specs = [self.outc, self.inc, n]
-        if tensor_core_products(cmd.vkdev, self.fp16, self.inc, self.outc):
+        if tensor_core_products(cmd.vkdev, self.fp16, self.inc, self.outc, cmd.use_cooperative_matrix):
             pipeline = shader_pipeline(cmd.vkdev, "winograd_products", self.fp16, specs, (128, 1, 1), {"COOPMAT": 1})
             grid = (-(-n // 64) * 128, -(-self.outc // 64), planes)
         else:  # the scalar form of the same contract (what the tests run on other devices)

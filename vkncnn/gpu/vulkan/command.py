@@ -106,6 +106,10 @@ class _HostStep:
 class VkCompute:
     """The recorder (ncnn's VkCompute), with steps so that it can replay."""
 
+    # may kernels recorded here use cooperative matrices (tensor cores)? The planner sets
+    # the net's opt.use_cooperative_matrix; ncnn's scripts turn it off to compare kernels.
+    use_cooperative_matrix = True
+
     def __init__(self, vkdev) -> None:
         vkdev.check_alive(type(self).__name__)
         ffi, lib = vk.ffi, vk.lib
