@@ -22,7 +22,7 @@ class Allocator:
     def fastMalloc(self, size: int) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} does not allocate")
 
-    def fastFree(self, ptr) -> None:
+    def fastFree(self, ptr: object) -> None:
         raise NotImplementedError(f"{type(self).__name__} does not free")
 
 
@@ -59,7 +59,7 @@ class UnlockedPoolAllocator(Allocator):
         self._lent[id(view)] = (view, block)  # the view held: its id stays unique while lent
         return view
 
-    def fastFree(self, ptr) -> None:
+    def fastFree(self, ptr: object) -> None:
         view, block = self._lent.get(id(ptr), (None, None))
         if view is not ptr:
             raise ArgumentError(f"fastFree(): {type(ptr).__name__} was not allocated by this {type(self).__name__}")
@@ -86,7 +86,7 @@ class PoolAllocator(UnlockedPoolAllocator):
         with self._lock:
             return super().fastMalloc(size)
 
-    def fastFree(self, ptr) -> None:
+    def fastFree(self, ptr: object) -> None:
         with self._lock:
             super().fastFree(ptr)
 

@@ -8,8 +8,13 @@ CPU-only machines run the same scripts.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from .errors import GpuError
+
+if TYPE_CHECKING:  # the Vulkan runtime loads lazily, on the first GPU query
+    from .gpu.vulkan.device import VulkanDevice
+    from .gpu.vulkan.gpu_info import GpuInfo
 
 # pyncnn's GPU classes: vkncnn.<name> resolves to the runtime's class on first use
 GPU_CLASSES = {
@@ -20,7 +25,7 @@ GPU_CLASSES = {
 }
 
 
-def gpu_class(name: str):
+def gpu_class(name: str) -> type:
     """The GPU runtime's class `name`; loading it loads the Vulkan runtime."""
     try:
         importlib.import_module("vkncnn.gpu.vulkan.instance")  # wires VulkanDevice(index) to the devices
@@ -61,14 +66,14 @@ def get_default_gpu_index() -> int:
     return -1 if inst is None else inst.get_default_gpu_index()
 
 
-def get_gpu_info(device_index: int = 0):
+def get_gpu_info(device_index: int = 0) -> GpuInfo:
     inst = _instance()
     if inst is None:
         raise GpuError("no Vulkan runtime available (the `vulkan` package or a loader is missing)")
     return inst.get_gpu_info(device_index)
 
 
-def get_gpu_device(device_index: int = 0):
+def get_gpu_device(device_index: int = 0) -> VulkanDevice:
     inst = _instance()
     if inst is None:
         raise GpuError("no Vulkan runtime available (the `vulkan` package or a loader is missing)")

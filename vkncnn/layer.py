@@ -14,6 +14,7 @@ Python layers written for pyncnn override `forward(bottom, top, opt)` or
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +23,10 @@ from .format.paramdict import ParamDict
 from .layer_types import LAYER_TYPE_NAMES, layer_to_index
 from .mat import Mat
 from .memory_budget import from_memory_error
+
+if TYPE_CHECKING:
+    from .format.modelbin import ModelBin
+    from .option import Option
 
 
 class Layer:
@@ -51,22 +56,22 @@ class Layer:
     def load_param(self, pd: ParamDict) -> int:
         return 0
 
-    def load_model(self, mb) -> int:
+    def load_model(self, mb: ModelBin) -> int:
         return 0
 
-    def create_pipeline(self, opt) -> int:
+    def create_pipeline(self, opt: Option) -> int:
         # built-in GPU layers make their pipelines when a shape is first recorded (shapes are
         # specialisation constants): gpu.vulkan.pipeline.shader_pipeline, shared device-wide
         return 0
 
-    def destroy_pipeline(self, opt) -> int:
+    def destroy_pipeline(self, opt: Option) -> int:
         return 0
 
-    def upload_model(self, cmd, opt) -> int:
+    def upload_model(self, cmd: Any, opt: Option) -> int:
         return 0
 
     # -- numpy path ------------------------------------------------------------
-    def forward_cpu(self, bottoms: list[np.ndarray], opt) -> list[np.ndarray]:
+    def forward_cpu(self, bottoms: list[np.ndarray], opt: Option) -> list[np.ndarray]:
         """Run on float32 arrays. Built-ins override this; the default adapts pyncnn-style layers."""
         if self.one_blob_only:
             # C order: a blob may be channels-last in memory (vkncnn/channels_last.py)
@@ -86,14 +91,14 @@ class Layer:
         return [t.numpy() for t in tops]
 
     # pyncnn-style entry points; custom layers override one of them.
-    def forward(self, bottom, top, opt) -> int:
+    def forward(self, bottom: Mat | list[Mat], top: Mat | list[Mat], opt: Option) -> int:
         raise LayerError(f"layer {self.name!r} ({self.type}) implements no forward")
 
-    def forward_inplace(self, blob, opt) -> int:
+    def forward_inplace(self, blob: Mat | list[Mat], opt: Option) -> int:
         raise LayerError(f"layer {self.name!r} ({self.type}) implements no forward_inplace")
 
     # -- GPU path ---------------------------------------------------------------
-    def forward_gpu(self, bottoms: list, cmd, opt) -> list:
+    def forward_gpu(self, bottoms: list, cmd: Any, opt: Option) -> list:
         raise LayerError(f"layer {self.name!r} ({self.type}) has no GPU forward")
 
     def __repr__(self) -> str:
@@ -113,10 +118,10 @@ def _check_ret(layer: Layer, ret) -> None:
 LAYER_REGISTRY: dict[str, Callable[[], Layer]] = {}
 
 
-def register_layer(type_name: str):
+def register_layer(type_name: str) -> Callable[[type], type]:
     """Class decorator: make `type_name` in a .param create this class."""
 
-    def add(cls):
+    def add(cls: type) -> type:
         LAYER_REGISTRY[type_name] = cls
         cls.type_name = type_name
         return cls
@@ -124,7 +129,7 @@ def register_layer(type_name: str):
     return add
 
 
-def create_layer(type_or_index) -> Layer:
+def create_layer(type_or_index: str | int) -> Layer:
     """A new built-in layer by ncnn type name or type index."""
     # lazy: every built-in layer module (each imports this one) loads on first use, not at import
     from . import layers  # noqa: F401
@@ -142,7 +147,7 @@ def create_layer(type_or_index) -> Layer:
     return layer
 
 
-def layer_failure(layer, exc: Exception, context: str = "") -> Error:
+def layer_failure(layer: Layer, exc: Exception, context: str = "") -> Error:
     """Any exception raised while running a layer, as a vkncnn.Error naming the layer.
 
     vkncnn's own errors keep their type; a MemoryError stays one (MemoryBudgetError); any

@@ -299,7 +299,7 @@ class Mat:
         return self.w
 
     # -- data --------------------------------------------------------------------
-    def numpy(self, format: str = "", batch_index=None) -> np.ndarray:
+    def numpy(self, format: str = "", batch_index: int | None = None) -> np.ndarray:
         """The data with pyncnn's shape, sharing memory. format 'f' / 'i' reads 4-byte data as
         float32 / int32 (the bits, as pyncnn), 'd' gives float64 values (a copy). Of a batch
         this is item 0, as in pyncnn; batch_index=k stacks all n items along axis k (a copy)."""
@@ -340,12 +340,12 @@ class Mat:
         except (TypeError, ValueError) as e:
             raise MatError(f"fill() expects a number, got {type(value).__name__} ({e})") from None
 
-    def clone(self, allocator=None) -> Mat:
+    def clone(self, allocator: object = None) -> Mat:
         m = Mat.from_array(self._data.copy(), self.dims, n=self._n)
         m.allocator = allocator
         return m
 
-    def clone_from(self, other: Mat, allocator=None) -> None:
+    def clone_from(self, other: Mat, allocator: object = None) -> None:
         other = other if isinstance(other, Mat) else Mat(other)
         self.release()
         self._set(other._data.copy(), other.dims, n=other._n)

@@ -57,7 +57,7 @@ def _real(a: np.ndarray, what: str) -> np.ndarray:
     return a
 
 
-def intake(array, what: str = "Mat(array)") -> tuple[np.ndarray, bool]:
+def intake(array: object, what: str = "Mat(array)") -> tuple[np.ndarray, bool]:
     """(storage, shared): the array itself when it can be shared, else a contiguous copy."""
     a = _real(as_array(array, what), what)
     if a.ndim == 0:
@@ -70,7 +70,7 @@ def intake(array, what: str = "Mat(array)") -> tuple[np.ndarray, bool]:
     return _copy(a, what), False
 
 
-def intake_batch(array, batch_index, what: str = "Mat(array, batch_index=...)") -> np.ndarray:
+def intake_batch(array: object, batch_index: int, what: str = "Mat(array, batch_index=...)") -> np.ndarray:
     """A copy with the batch axis moved to the front: (n,) + the item's numpy shape."""
     a = _real(as_array(array, what), what)
     if isinstance(batch_index, (bool, np.bool_)) or not isinstance(batch_index, (int, np.integer)):

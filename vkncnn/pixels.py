@@ -14,11 +14,16 @@ what was expected and what came.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from .array_checks import as_array, check_buffer, is_int
 from .errors import MatError
 from .mat import Mat
+
+# what the from_pixels family reads: a uint8 array (h, w[, c]) or the raw bytes of one
+Pixels = np.ndarray | bytes | bytearray | memoryview
 
 PIXEL_CONVERT_SHIFT = 16
 PIXEL_FORMAT_MASK = 0x0000FFFF
@@ -218,13 +223,13 @@ def _read_image(pixels, type, w, h, stride, what: str):
     return data, src, dst, w, h, stride
 
 
-def from_pixels(pixels, type: int, w: int, h: int, stride: int = 0) -> Mat:
+def from_pixels(pixels: Pixels, type: int, w: int, h: int, stride: int = 0) -> Mat:
     """Interleaved uint8 pixels (rows of `stride` bytes, 0 = packed) -> (c, h, w) float Mat."""
     data, src, dst, w, h, stride = _read_image(pixels, type, w, h, stride, "from_pixels")
     return _mat_from_image(_convert_channels(_rows(data, w, h, stride, len(src)), src, dst))
 
 
-def from_pixels_resize(pixels, type: int, w: int, h: int, *args) -> Mat:
+def from_pixels_resize(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
     """from_pixels_resize(pixels, type, w, h, [stride,] target_w, target_h): bilinear resize of
     the uint8 image in its own layout, then the conversion."""
     stride, (target_w, target_h) = _stride_and_rest(args, 2, "from_pixels_resize")
@@ -250,7 +255,7 @@ def _roi(image: np.ndarray, w: int, h: int, roi) -> np.ndarray:
     return image[roiy:roiy + roih, roix:roix + roiw]
 
 
-def from_pixels_roi(pixels, type: int, w: int, h: int, *args) -> Mat:
+def from_pixels_roi(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
     """from_pixels_roi(pixels, type, w, h, [stride,] roix, roiy, roiw, roih): a crop."""
     stride, roi = _stride_and_rest(args, 4, "from_pixels_roi")
     data, src, dst, w, h, stride = _read_image(pixels, type, w, h, stride, "from_pixels_roi")
@@ -258,7 +263,7 @@ def from_pixels_roi(pixels, type: int, w: int, h: int, *args) -> Mat:
     return _mat_from_image(_convert_channels(crop, src, dst))
 
 
-def from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args) -> Mat:
+def from_pixels_roi_resize(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
     """from_pixels_roi_resize(pixels, type, w, h, [stride,] roix, roiy, roiw, roih, target_w, target_h)."""
     stride, rest = _stride_and_rest(args, 6, "from_pixels_roi_resize")
     data, src, dst, w, h, stride = _read_image(pixels, type, w, h, stride, "from_pixels_roi_resize")
@@ -310,12 +315,12 @@ def _to_image(mat, type, what: str) -> np.ndarray:
     return _convert_channels(saturate_uint8(_image_of_mat(mat, src, what)), src, dst)
 
 
-def to_pixels(mat, type: int, stride: int = 0) -> np.ndarray:
+def to_pixels(mat: Mat, type: int, stride: int = 0) -> np.ndarray:
     """A Mat -> uint8 pixels (h, w, channels); rows are `stride` bytes apart in the buffer."""
     return _write_rows(_to_image(mat, type, "to_pixels"), _int(stride, "stride"))
 
 
-def to_pixels_resize(mat, type: int, target_w: int, target_h: int, stride: int = 0) -> np.ndarray:
+def to_pixels_resize(mat: Mat, type: int, target_w: int, target_h: int, stride: int = 0) -> np.ndarray:
     """to_pixels, then ncnn's fixed-point bilinear resize of the uint8 image."""
     image = _to_image(mat, type, "to_pixels_resize")
     target_w, target_h = _int(target_w, "target_w"), _int(target_h, "target_h")
@@ -344,7 +349,7 @@ def _per_channel(values, channels: int, name: str) -> np.ndarray | None:
     return values
 
 
-def substract_mean_normalize(mat: Mat, mean, norm) -> None:
+def substract_mean_normalize(mat: Mat, mean: Sequence[float] | None, norm: Sequence[float] | None) -> None:
     """In place, per channel: x - mean, x * norm, or both as x * norm + (-mean * norm).
 
     ncnn runs these as its Bias / Scale layers; with both, the bias is -mean*norm and the
