@@ -7,10 +7,10 @@ failure prints one line, `vkncnn: error: <message>`, and no traceback: users of 
 line want the reason, not the stack. `--debug` (or VKNCNN_DEBUG=1) lets the exception
 through with its traceback, for bug reports.
 
-The model commands (info, run, bench, profile, graph, devices, generate) are parsed here, from the arguments their
-modules declare. The older tools keep their own parsers: everything after their name is
-handed to their main(argv) untouched, so their options and --help are theirs. Modules
-load only when their command runs, so `vkncnn --help` stays fast.
+The model commands (info, run, bench, profile, graph, devices, generate, convert) are parsed
+here, from the arguments their modules declare. The older tools keep their own parsers:
+everything after their name is handed to their main(argv) untouched, so their options and
+--help are theirs. Modules load only when their command runs, so `vkncnn --help` stays fast.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ COMMANDS = {
     "graph": ("vkncnn.tools.cmd_graph", "a model's layer graph as SVG or Graphviz DOT"),
     "devices": ("vkncnn.tools.cmd_devices", "the Vulkan devices, their features, the default one"),
     "generate": ("vkncnn.tools.cmd_generate", "continue a text with an LLM decoder (a tiny model by default)"),
+    "convert": ("vkncnn.tools.cmd_convert", "a TorchScript or ONNX model to .param/.bin via pnnx, then checked"),
 }
 # name -> (module, one-line help): tools with their own parser; their main(argv) gets the rest of the line
 PASS_THROUGH = {
