@@ -3,8 +3,10 @@
 Unit tests of the clamp (a profile lowers a limit, a feature the profile lacks is reported
 absent), then models run on lavapipe under every shipped profile: results match the numpy
 path (fp32 1e-3, fp16 storage 3e-2 where the profile allows fp16) and the limit guard
-(device_limits) never fires. The full grid (every benchmark model, every profile, both
-storages) is `-m slow`.
+(device_limits) never fires. With fp16 storage a detection model is judged on the tensors
+entering its detection layer: thresholds and NMS turn an fp16 rounding of a score near a
+threshold into another list of boxes, which says nothing about the profile. The full grid
+(every benchmark model, every profile, both storages) is `-m slow`.
 """
 
 import json
@@ -17,6 +19,7 @@ from tests.oracle import run_vkncnn
 from vkncnn.errors import GpuError
 from vkncnn.gpu.vulkan import device_limits, device_profile, instance
 from vkncnn.tools.benchmark_models import INPUT_SHAPES
+from vkncnn.tools.compare_models import detection_head_inputs
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")]
 
@@ -38,7 +41,8 @@ def profile_env(monkeypatch):
 
 
 def test_shipped_profiles_name_their_source():
-    assert {"VP_ANDROID_baseline_2021", "VP_ANDROID_baseline_2022", "VP_ANDROID_15_minimums"} <= set(PROFILES)
+    assert {"VP_ANDROID_baseline_2021", "VP_ANDROID_baseline_2022", "VP_ANDROID_15_minimums",
+            "adreno_740_turnip"} <= set(PROFILES)
     for name in PROFILES:
         data = json.loads((device_profile.PROFILE_DIR / f"{name}.json").read_text())
         assert data["name"] == name
@@ -61,6 +65,22 @@ def test_profile_lowers_limits_and_removes_features(profile_env):
     assert not info.support_fp16_storage() and not info.support_fp16_arithmetic()
     assert not info.support_cooperative_matrix() and not info.cooperative_matrix_shapes()
     assert info.subgroup_ops() & ~0x1 == 0  # basic operations only
+
+
+def test_phone_report_profile_clamps_to_the_report(profile_env):
+    """adreno_740_turnip: 16-bit storage buffers without the uniform-and-storage variant, no
+    8-bit types, no shaderInt64, 128 MiB buffer ranges, no clustered subgroup operations."""
+    real = profile_env("")
+    info = profile_env("adreno_740_turnip")
+    assert info.support_fp16_storage() == real.support_fp16_storage()
+    assert info.support_fp16_arithmetic() == real.support_fp16_arithmetic()
+    assert not (info.support_fp16_uniform() or info.support_int8_storage() or info.support_int8_arithmetic()
+                or info.support_int64_arithmetic())
+    assert info.max_storage_buffer_range() == min(134217728, real.max_storage_buffer_range())
+    assert info.max_shared_memory_size() == min(32768, real.max_shared_memory_size())
+    assert info.max_push_constants_size() == min(256, real.max_push_constants_size())
+    assert info.subgroup_ops() == real.subgroup_ops() & 0xBF  # every operation but CLUSTERED
+    assert info.device_profile().subgroup_size == 128 and info.api_version() <= (1 << 22 | 3 << 12 | 267)
 
 
 def test_clamp_never_raises_a_value(tmp_path, profile_env):
@@ -127,12 +147,16 @@ def test_vulkan_1_0_profile_keeps_the_gpu_off(profile_env):
 
 def _run_under(name: str, model: str, fp16: bool):
     text, inputs, outputs = model_io(model)
+    if fp16:
+        head_inputs, head_outputs = detection_head_inputs(text)
+        outputs = [o for o in outputs if o not in head_outputs] + head_inputs
     want = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "runs on the CPU here" notes
         got = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=True, fp16=fp16)
     tol = 3e-2 if fp16 else 1e-3
     for blob in outputs:
+        assert got[blob].shape == want[blob].shape, f"{name} {model}:{blob} {got[blob].shape} != {want[blob].shape}"
         err = output_err(got[blob], want[blob])
         assert err <= tol, f"{name} {model}:{blob} rel err {err:.3g} > {tol}"
     assert device_limits.exceeded() == [], f"{name} {model}: {device_limits.exceeded()[:3]}"
