@@ -1,4 +1,4 @@
-// variants: DECONV=0,1 TM=4,8
+// variants: DECONV=0,1 TM=4,8 BINDINGS=6,4
 // alias: deconvolution DECONV=1
 #version 450
 
@@ -28,6 +28,10 @@
 // Split-K (k_slices > 1, for products with too few tiles to fill a GPU): workgroup z =
 // group * k_slices + slice sums only its slice of K and writes the raw partial sums to an
 // fp32 workspace; convolution_reduce.comp then adds the slices and applies the epilogue.
+//
+// BINDINGS=4 is the variant for devices with 4 storage buffers per shader stage (the Android
+// baselines): bottom, top, weight and bias only, so no split-K (k_slices must be 1) and no
+// residual (residual_term must be 0).
 //
 // Tile: a workgroup of lx x ly invocations computes TM*ly output channels x 4*lx pixels;
 // invocation (tx, ty) owns channels ty*TM..ty*TM+TM-1 (whole pack4 items) and pixels tx + lx*j.
@@ -64,9 +68,11 @@ layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
 layout (binding = 1) writeonly buffer top_blob { sfp top_blob_data[]; };
 layout (binding = 2) readonly buffer weight_blob { sfp weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfp bias_data[]; };
+#if BINDINGS > 4
 // split-K partial sums, fp32 whatever the storage: [slice][group * outc_g][N]
 layout (binding = 4) writeonly buffer workspace_blob { float workspace_data[]; };
 layout (binding = 5) readonly buffer residual_blob { sfp residual_data[]; };
+#endif
 
 #include "activation.comp"
 
@@ -275,6 +281,7 @@ void main()
             if (m >= M)
                 continue;
             const int oc = g * M + m;
+#if BINDINGS > 4
             if (k_slices > 1)
             {
                 // partial sums: convolution_reduce.comp adds the slices, bias and activation
@@ -287,6 +294,7 @@ void main()
                 }
                 continue;
             }
+#endif
             const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
             const int o_base = (oc / out_elempack) * out_cstep * out_elempack + oc % out_elempack;
             for (int j = 0; j < 4; j++)
@@ -296,8 +304,10 @@ void main()
                 {
                     const int o = o_base + n * out_elempack;
                     afp v = sum[r + j][i] + b;
+#if BINDINGS > 4
                     if (residual_term == 1)
                         v += buffer_ld1(residual_data, o);
+#endif
                     buffer_st1(top_blob_data, o, activation_afp(v, activation_type, activation_param_0, activation_param_1));
                 }
             }

@@ -1,4 +1,4 @@
-// variants: PX=1,2,4
+// variants: PX=1,2,4 BINDINGS=5,4
 #version 450
 
 // Convolution of a pack4 input into a pack4 output, computed directly: no tiles, no
@@ -22,6 +22,8 @@
 // channel. Needs inc_g and outc_g divisible by 4 (whole items per group).
 // residual_term: a blob of the output's shape is added before the activation (a residual
 // connection folded in by the planner: conv -> Eltwise sum -> ReLU in one dispatch).
+// BINDINGS=4, for devices with 4 storage buffers per stage, leaves the residual out
+// (residual_term must be 0).
 //
 // Measured and not adopted (H200, whole models, same process): unrolling the K loop 2 or
 // 4 steps with all their loads issued first changed nothing beyond noise (resnet50 1.272
@@ -60,7 +62,9 @@ layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; }
 layout (binding = 1) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
 layout (binding = 2) readonly buffer weight_blob { sfpvec4 weight_data[]; };
 layout (binding = 3) readonly buffer bias_blob { sfpvec4 bias_data[]; };
+#if BINDINGS > 4
 layout (binding = 4) readonly buffer residual_blob { sfpvec4 residual_data[]; };
+#endif
 
 #include "activation.comp"
 
@@ -143,8 +147,10 @@ void main()
         {
             const int o = out_item * out_cstep + n;
             vec4 r = sum[j] + bias;
+#if BINDINGS > 4
             if (residual_term == 1)
                 r += vec4(buffer_ld4(residual_data, o));
+#endif
             buffer_st4(top_blob_data, o, activation_afpvec4(afpvec4(r), activation_type,
                                                            activation_param_0, activation_param_1));
         }

@@ -1,3 +1,4 @@
+// vulkan1.0: no
 #version 450
 #extension GL_KHR_cooperative_matrix : require
 #extension GL_KHR_memory_scope_semantics : require

@@ -2,7 +2,9 @@
 
 // The element-wise half of LayerNorm, InstanceNorm, GroupNorm, RMSNorm and Normalize:
 //     y = x * a + b                      (a, b) of the element's row, from reduction_rows.comp
-//     y = y * gamma[j] (+ beta[j])       when the layer is affine
+//     y = y * gamma[j] (+ beta[j])       when the layer is affine; gamma and beta share one
+//                                        buffer, beta from p.beta_offset on (four storage
+//                                        buffers in all: what every Vulkan device offers)
 // where j is (spec constant affine_index)
 //     1 the element's position in its row (LayerNorm, RMSNorm: gamma spans the row),
 //     2 its channel, the unpacked index along the packing axis (InstanceNorm, GroupNorm,
@@ -22,9 +24,8 @@ layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
 layout (binding = 0) readonly buffer bottom_blob { sfp bottom_blob_data[]; };
 layout (binding = 1) readonly buffer stats { vec4 stats_data[]; };
-layout (binding = 2) readonly buffer gamma_blob { sfp gamma_data[]; };
-layout (binding = 3) readonly buffer beta_blob { sfp beta_data[]; };
-layout (binding = 4) writeonly buffer top_blob { sfp top_blob_data[]; };
+layout (binding = 2) readonly buffer affine_blob { sfp affine_data[]; };   // gamma, then beta
+layout (binding = 3) writeonly buffer top_blob { sfp top_blob_data[]; };
 
 layout (push_constant) uniform parameter
 {
@@ -34,6 +35,7 @@ layout (push_constant) uniform parameter
     int naxes;
     int channel_step;  // scalars per item row of the packing axis: inner * elempack
     int elempack;
+    int beta_offset;   // where beta starts in affine_data
 } p;
 
 void main()
@@ -55,9 +57,9 @@ void main()
                 j = gk.y;
             else if (affine_index == 2)
                 j = channel0 + l;
-            v = v * float(buffer_ld1(gamma_data, j));
+            v = v * float(buffer_ld1(affine_data, j));
             if (has_beta == 1)
-                v = v + float(buffer_ld1(beta_data, j));
+                v = v + float(buffer_ld1(affine_data, p.beta_offset + j));
         }
         buffer_st1(top_blob_data, i, afp(v));
     }

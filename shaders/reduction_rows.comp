@@ -1,4 +1,5 @@
 // variants: SUBGROUP=0,1
+// vulkan1.0: SUBGROUP=0
 #version 450
 
 // The row reducer behind Reduction, Softmax and the normalisation layers.

@@ -1,3 +1,5 @@
+// vulkan1.0: no
+// (fp16 storage only, which Vulkan 1.0 devices do not get: no SPIR-V 1.0 build)
 #version 450
 
 // The last step of an fp16-storage upload: fp32 scalars (already packed, copied from the

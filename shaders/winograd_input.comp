@@ -1,4 +1,6 @@
 // variants: F=2,4 CHANNELS_LAST=0,1
+// vulkan1.0: CHANNELS_LAST=0
+// (the channels-last layout runs with fp16 storage on tensor-core devices only)
 #version 450
 
 // Winograd F(FxF, 3x3), step 1 of 3: the input transform (F = 2 or 4, gpu/ops/winograd_convolution.py

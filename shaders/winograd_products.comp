@@ -1,4 +1,6 @@
 // variants: COOPMAT=1,0
+// vulkan1.0: no
+// (the channels-last layout runs with fp16 storage on tensor-core devices only: no SPIR-V 1.0 build)
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 #if COOPMAT

@@ -9,11 +9,16 @@ axes its manifest declares, plus its aliases (see vkncnn/gpu/compiler/source.py)
 
     // variants: PACK4=0,1        -> PACK4=0 and PACK4=1 (the first value is the default)
     // alias: relu_pack4 PACK4=1  -> the name "relu_pack4" means relu.comp with PACK4=1
+    // vulkan1.0: SUBGROUP=0      -> the fp32 variants with SUBGROUP=0 also as SPIR-V 1.0
+                                     (default: every fp32 variant; `no`: none)
 
-Output: shaders/spirv/<name>-<fp32|fp16s>[-<DEFINE>_<value>...].spv and index.json:
+Output: shaders/spirv/<name>-<fp32|fp16s>[-<DEFINE>_<value>...][-vulkan1.0].spv and index.json:
 
     {"format": 1, "target": "vulkan1.1-spv1.3", "compiler": "...",
-     "shaders": {"relu": {"fp32;PACK4=0": {"file": ..., "source_sha256": ..., "spirv_sha256": ...}}}}
+     "shaders": {"relu": {"fp32;PACK4=0": {"file": ..., "source_sha256": ..., "spirv_sha256": ...},
+                          "fp32;PACK4=0@vulkan1.0": {..., "target": "vulkan1.0-spv1.0"}}}}
+
+"target" is the default target; an entry built for another one names its own.
 
 source_sha256 hashes the exact compiler input (preamble, defines, includes expanded), so
 --check needs no compiler: it re-derives the inputs and compares hashes and files.
@@ -37,7 +42,7 @@ def _expected(shaders: BuiltinShaders) -> dict[tuple[str, str], tuple]:
     for stem in shaders.stems():
         for variant in shaders.all_variants(stem):
             inp = shaders.compiler_input(stem, variant)
-            out[(stem, variant.key)] = (variant, inp, source_hash(inp))
+            out[(stem, variant.key)] = (variant, inp, source_hash(inp, variant.target))
     return out
 
 
@@ -101,13 +106,15 @@ def build(shaders: BuiltinShaders, force: bool = False, verbose: bool = True) ->
                 and _file_ok(path, entry.get("spirv_sha256")):
             index.setdefault(stem, {})[key] = entry
             continue
-        spirv = glslang.compile_spirv(inp.text, f"{stem}.comp")
+        spirv = glslang.compile_spirv(inp.text, f"{stem}.comp", variant.target)
         path.write_bytes(spirv)
         compiled += 1
         if verbose:
             print(f"compiled {stem} [{key}] -> {path.name} ({len(spirv)} bytes)")
-        index.setdefault(stem, {})[key] = {"file": path.name, "source_sha256": sha,
-                                           "spirv_sha256": hashlib.sha256(spirv).hexdigest()}
+        entry = {"file": path.name, "source_sha256": sha, "spirv_sha256": hashlib.sha256(spirv).hexdigest()}
+        if variant.target != TARGET:
+            entry["target"] = variant.target
+        index.setdefault(stem, {})[key] = entry
     for path in shaders.spirv_dir.glob("*.spv"):
         if path.name not in names:
             path.unlink()

@@ -18,6 +18,7 @@ from vkncnn.gpu.compiler import glslang, spirv_cache
 from vkncnn.gpu.compiler import registry as registry
 from vkncnn.gpu.compiler.preamble import make_preamble
 from vkncnn.gpu.compiler.source import expand_includes, parse_manifest, splice_after_version
+from vkncnn.gpu.compiler.spirv_reflect import reflect
 
 SPIRV_MAGIC = b"\x03\x02\x23\x07"
 
@@ -269,9 +270,9 @@ def count_compiles(monkeypatch) -> list[str]:
     calls: list[str] = []
     real = glslang.compile_spirv
 
-    def counting(text, name="shader"):
+    def counting(text, name="shader", target=glslang.TARGET):
         calls.append(name)
-        return real(text, name)
+        return real(text, name, target)
     monkeypatch.setattr(glslang, "compile_spirv", counting)
     return calls
 
@@ -323,6 +324,15 @@ def test_manifest_convention():
     assert m.aliases == {"foo_pack4": {"PACK4": "1", "ACT": "2"}}
     with pytest.raises(ShaderCompileError, match="bad manifest line"):
         parse_manifest("// variants: PACK4\n#version 450\n")
+    assert m.vulkan10 == {} and m.builds_for_vulkan10({"PACK4": "1"})  # no line: every fp32 variant
+
+
+def test_manifest_vulkan10_line():
+    m = parse_manifest("// variants: SUBGROUP=0,1\n// vulkan1.0: SUBGROUP=0\n#version 450\n")
+    assert m.builds_for_vulkan10({"SUBGROUP": "0"}) and not m.builds_for_vulkan10({"SUBGROUP": "1"})
+    assert parse_manifest("// vulkan1.0: no\n#version 450\n").vulkan10 is None
+    with pytest.raises(ShaderCompileError, match="vulkan1.0"):
+        parse_manifest("// vulkan1.0: SUBGROUP\n#version 450\n")
 
 
 def test_builtin_names_and_variant_resolution():
@@ -333,22 +343,49 @@ def test_builtin_names_and_variant_resolution():
     assert shaders.resolve("relu_pack4", True) == ("relu", registry.Variant(True, (("PACK4", "1"),)))
     assert shaders.resolve("relu", True, {"PACK4": True})[1].key == "fp16s;PACK4=1"
     assert [v.key for v in shaders.all_variants("relu")] == ["fp32;PACK4=0", "fp32;PACK4=1",
-                                                              "fp16s;PACK4=0", "fp16s;PACK4=1"]
+                                                              "fp16s;PACK4=0", "fp16s;PACK4=1",
+                                                              "fp32;PACK4=0@vulkan1.0", "fp32;PACK4=1@vulkan1.0"]
     with pytest.raises(ShaderCompileError, match="no built-in shader named 'nope'.*relu"):
         registry.get_builtin_spirv("nope", Option())
 
 
 class FakeInfo:
-    def __init__(self, fp16):
+    def __init__(self, fp16, api=(1 << 22) | (3 << 12)):
         self.fp16 = fp16
+        self.api = api
 
     def support_fp16_storage(self):
         return self.fp16
 
+    def api_version(self):
+        return self.api
+
 
 class FakeDevice:
-    def __init__(self, fp16):
-        self.info = FakeInfo(fp16)
+    def __init__(self, fp16, api=(1 << 22) | (3 << 12)):
+        self.info = FakeInfo(fp16, api)
+
+
+def test_vulkan10_devices_get_spirv_1_0_where_a_build_exists(monkeypatch):
+    """A Vulkan 1.0 device gets the SPIR-V 1.0 build (shipped); a variant that needs Vulkan 1.1
+    (subgroups) or fp16 storage keeps SPIR-V 1.3, which the device guard then refuses alone."""
+    from vkncnn.gpu.compiler.source import TARGET, TARGET_VULKAN_1_0
+    calls = count_compiles(monkeypatch)
+    v10, v13 = FakeDevice(False, 1 << 22), FakeDevice(False)
+    assert registry.spirv_target(v10) == TARGET_VULKAN_1_0
+    assert registry.spirv_target(v13) == registry.spirv_target(None) == TARGET
+    opt = Option()
+    opt.use_fp16_storage = False
+    assert reflect(registry.get_builtin_spirv("relu", opt, v10)).spirv_version == (1, 0)
+    assert reflect(registry.get_builtin_spirv("relu", opt, v13)).spirv_version == (1, 3)
+    shaders = registry.builtin_shaders()
+    assert shaders.resolve("reduction_rows", False, {"SUBGROUP": 0}, TARGET_VULKAN_1_0)[1].target == TARGET_VULKAN_1_0
+    assert shaders.resolve("reduction_rows", False, {"SUBGROUP": 1}, TARGET_VULKAN_1_0)[1].target == TARGET
+    assert shaders.resolve("relu", True, None, TARGET_VULKAN_1_0)[1].target == TARGET
+    assert shaders.resolve("convolution_coopmat", False, None, TARGET_VULKAN_1_0)[1].target == TARGET
+    spirv = registry.get_builtin_spirv("reduction_rows", opt, v10, {"SUBGROUP": 1})
+    assert reflect(spirv).spirv_version == (1, 3)
+    assert calls == [], "shipped SPIR-V must not be recompiled"
 
 
 def test_fp16_storage_choice():
@@ -388,8 +425,11 @@ def test_build_and_check_on_a_private_shader_folder(tmp_path, monkeypatch):
                                        + INCLUDER.replace("quad(", "FACTOR * quad("))
     shaders = registry.BuiltinShaders(folder)
     assert build_spirv.main(["--check", "--shader-dir", str(folder)]) == 1  # nothing built yet
-    assert build_spirv.build(shaders, verbose=False) == 6  # (FACTOR 2, 3, alias 5) x (fp32, fp16s)
+    # (FACTOR 2, 3, alias 5) x (fp32, fp16s, fp32 as SPIR-V 1.0)
+    assert build_spirv.build(shaders, verbose=False) == 9
     assert build_spirv.check(shaders) == []
+    spirv10 = (folder / "spirv" / "scale-fp32-FACTOR_5-vulkan1.0.spv").read_bytes()
+    assert reflect(spirv10).spirv_version == (1, 0)
     assert build_spirv.build(registry.BuiltinShaders(folder), verbose=False) == 0  # nothing to redo
 
     calls = count_compiles(monkeypatch)
@@ -399,7 +439,7 @@ def test_build_and_check_on_a_private_shader_folder(tmp_path, monkeypatch):
 
     # Editing an include makes every variant stale; the registry then compiles instead.
     (folder / "include" / "twice.comp").write_text("afp twice(afp x) { return x * afp(3); }\n")
-    assert len(build_spirv.check(registry.BuiltinShaders(folder))) == 6
+    assert len(build_spirv.check(registry.BuiltinShaders(folder))) == 9
     assert registry.BuiltinShaders(folder).get("scale_by_5", True) != shipped and len(calls) == 1
     (folder / "spirv" / "orphan.spv").write_bytes(b"x")
     problems = build_spirv.check(registry.BuiltinShaders(folder))

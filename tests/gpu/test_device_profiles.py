@@ -2,18 +2,21 @@
 
 Unit tests of the clamp (a profile lowers a limit, a feature the profile lacks is reported
 absent), then models run on lavapipe under every shipped profile: results match the numpy
-path (fp32 1e-3, fp16 storage 3e-2 where the profile allows fp16) and the limit guard
-(device_limits) never fires. With fp16 storage a detection model is judged on the tensors
-entering its detection layer: thresholds and NMS turn an fp16 rounding of a score near a
-threshold into another list of boxes, which says nothing about the profile. The full grid
-(every benchmark model, every profile, both storages) is `-m slow`.
+path (fp32 1e-3, fp16 storage 3e-2 where the profile allows fp16), the limit guard
+(device_limits) never fires and no convolution leaves the GPU (the 4-storage-buffer kernel
+variants; the SPIR-V 1.0 builds under Vulkan 1.0). With fp16 storage a detection model is
+judged on the tensors entering its detection layer: thresholds and NMS turn an fp16 rounding
+of a score near a threshold into another list of boxes, which says nothing about the
+profile. The full grid (every benchmark model, every profile, both storages) is `-m slow`.
 """
 
 import json
 import warnings
 
+import numpy as np
 import pytest
 
+import vkncnn
 from tests.models.common import model_io, model_weights, output_err
 from tests.oracle import run_vkncnn
 from vkncnn.errors import GpuError
@@ -138,14 +141,39 @@ def test_guard_rejects_a_shader_beyond_the_profile(profile_env):
     device_limits.clear_exceeded()
 
 
-def test_vulkan_1_0_profile_keeps_the_gpu_off(profile_env):
+def test_vulkan_1_0_device_starts_and_refuses_only_1_1_kernels(profile_env):
+    """Under a Vulkan 1.0 profile the device starts; built-in kernels come as SPIR-V 1.0, and a
+    kernel that needs Vulkan 1.1 (subgroup operations) is refused alone."""
+    from vkncnn.gpu.vulkan.pipeline import shader_pipeline
+
     info = profile_env("VP_ANDROID_baseline_2021")
     assert info.api_version() < _API_1_1 and not info.support_subgroup_ops()
-    with pytest.raises(GpuError, match="need Vulkan 1.1"):
-        instance.get_gpu_device(0)
+    vkdev = instance.get_gpu_device(0)
+    relu = shader_pipeline(vkdev, "relu", False, [0.0], (64, 1, 1))
+    assert relu.shader_info.spirv_version == (1, 0)
+    with pytest.raises(device_limits.KernelUnsupported, match="SPIR-V 1.3 needs Vulkan 1.1"):
+        shader_pipeline(vkdev, "reduction_rows", False, [0, 0, 0, 0, 0, 0], (64, 1, 1), {"SUBGROUP": 1})
+    assert device_limits.exceeded() == []
+
+
+def _gpu_run(model: str, fp16: bool, outputs: list[str] | None = None):
+    """(outputs, net) of `model` on the GPU path: the blobs `outputs` (default: the model's)."""
+    text, inputs, model_outputs = model_io(model)
+    outputs = model_outputs if outputs is None else outputs
+    net = vkncnn.Net()
+    net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
+    net.opt.use_fp16_arithmetic = False
+    net.load_param_mem(text)
+    net.load_model(model_weights(model))
+    with net.create_extractor() as ex:
+        for name, arr in inputs.items():
+            ex.input(name, vkncnn.Mat(arr))
+        return {name: ex.extract(name)[1].numpy() for name in outputs}, net
 
 
 def _run_under(name: str, model: str, fp16: bool):
+    """Run `model` on the GPU path under profile `name`; check it against the numpy path,
+    the guard, and that every convolution ran on the GPU. Returns the net."""
     text, inputs, outputs = model_io(model)
     if fp16:
         head_inputs, head_outputs = detection_head_inputs(text)
@@ -153,13 +181,115 @@ def _run_under(name: str, model: str, fp16: bool):
     want = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "runs on the CPU here" notes
-        got = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=True, fp16=fp16)
+        got, net = _gpu_run(model, fp16, outputs)
     tol = 3e-2 if fp16 else 1e-3
     for blob in outputs:
         assert got[blob].shape == want[blob].shape, f"{name} {model}:{blob} {got[blob].shape} != {want[blob].shape}"
         err = output_err(got[blob], want[blob])
         assert err <= tol, f"{name} {model}:{blob} rel err {err:.3g} > {tol}"
     assert device_limits.exceeded() == [], f"{name} {model}: {device_limits.exceeded()[:3]}"
+    assert net.gpu is not None, f"{name} {model}: the net ran on the numpy path"
+    # the planner's record of layers whose kernel did not fit the device (run_on_cpu)
+    moved = [f"{layer.name} ({layer.type})" for layer in net.layers()
+             if id(layer) in net.gpu.cpu_layers and "Convolution" in layer.type]
+    assert moved == [], f"{name} {model}: convolutions moved to the CPU: {moved[:5]}"
+    return net
+
+
+def _conv_pipelines(vkdev) -> list[dict]:
+    """The defines of every convolution pipeline made on the device."""
+    return [dict(key[2]) for key in vkdev.shared_pipelines if key[0] in ("convolution", "convolution_direct")]
+
+
+def test_convolutions_fit_4_storage_buffers(profile_env):
+    """VP_ANDROID_baseline_2022 offers 4 storage buffers a stage: the convolutions take their
+    BINDINGS=4 variants (no split-K, no folded residual: mobilenet_v2's conv -> Eltwise sums
+    stay apart) and stay on the GPU, as every other layer does."""
+    info = profile_env("VP_ANDROID_baseline_2022")
+    assert info.max_per_stage_storage_buffers() == 4
+    net = _run_under("VP_ANDROID_baseline_2022", "mobilenet_v2", fp16=False)
+    assert not any(id(layer) in net.gpu.cpu_layers for layer in net.layers())
+    convs = [layer for layer in net.layers() if layer.type == "Convolution"]
+    assert convs and not any(layer.accepts_residual() for layer in convs)
+    defines = _conv_pipelines(instance.get_gpu_device(0))
+    assert defines and all(d["BINDINGS"] == 4 for d in defines), defines
+
+
+# 3x3 stride 1 (Winograd), 1x1 into an Eltwise sum (direct, a residual fold candidate),
+# 3x3 stride 2 on a small image (tiled, where split-K applies on a GPU)
+GPU_KERNELS = """7767517
+6 8
+Input in 0 1 x
+Split sp 1 2 x x1 x2
+Convolution c1 1 1 x1 a 0=16 1=3 4=1 5=1 6=2304 9=1
+Convolution c2 1 1 a b 0=16 1=1 5=1 6=256
+Eltwise add 2 1 x2 b s 0=1
+Convolution c3 1 1 s y 0=64 1=3 3=2 5=1 6=9216
+"""
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+def test_gpu_kernels_fit_4_storage_buffers(fp16, profile_env, monkeypatch, tmp_path):
+    """The kernels a GPU (not lavapipe) picks, forced here: Winograd, the direct kernel and
+    the tiled kernel where split-K applies, all within 4 storage buffers, no residual folded
+    and no split-K; equal to the numpy path. fp16: VP_ANDROID_baseline_2022's limits with
+    16-bit storage granted."""
+    import vkncnn.gpu.ops.convolution as gpu_conv
+    import vkncnn.gpu.ops.winograd_convolution as gpu_winograd
+    from vkncnn.tools.randweights import random_weights
+
+    monkeypatch.setattr(gpu_conv, "parallel_target", lambda vkdev: 1024)
+    monkeypatch.setattr(gpu_winograd, "winograd_device", lambda vkdev: True)
+    monkeypatch.setattr(gpu_winograd, "WINOGRAD_MIN_MACS", 1 << 17)  # c1 (145k multiply-adds)
+    monkeypatch.setattr(gpu_conv, "DIRECT_MAX_MACS", 1 << 16)        # c2 (16k), not c3 (184k)
+    param = tmp_path / "k.param"
+    param.write_text(GPU_KERNELS)
+    weights = random_weights(str(param), seed=3, input_shapes=(16, 9, 7))
+    x = np.random.default_rng(2).uniform(-1, 1, (16, 9, 7)).astype(np.float32)
+
+    def run(gpu):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
+        net.load_param_mem(GPU_KERNELS)
+        net.load_model(weights)
+        return net.run({"x": x})["y"], net
+
+    profile_env("")  # the device as it is: split-K and the folded residual
+    want, _ = run(False)
+    run(True)
+    plain = set(instance.get_gpu_device(0).shared_pipelines)
+    assert {"convolution_reduce", "winograd_output"} <= {key[0] for key in plain}
+    # c2 took the Eltwise sum in (residual_term, the last specialization, is 1)
+    assert any(key[0] == "convolution_direct" and key[3][-1] == 1 for key in plain)
+    name = "VP_ANDROID_baseline_2022"
+    if fp16:
+        data = json.loads((device_profile.PROFILE_DIR / f"{name}.json").read_text())
+        data["features"]["storageBuffer16BitAccess"] = True
+        name = str(tmp_path / "baseline_2022_fp16.json")
+        (tmp_path / "baseline_2022_fp16.json").write_text(json.dumps(data))
+    info = profile_env(name)
+    assert info.max_per_stage_storage_buffers() == 4 and info.support_fp16_storage() == fp16
+    got, net = run(True)
+    tol = 2e-2 if fp16 else 1e-5
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol * np.abs(want).max())
+    assert device_limits.exceeded() == [] and not net.gpu.cpu_layers
+    shared = instance.get_gpu_device(0).shared_pipelines
+    defines = _conv_pipelines(instance.get_gpu_device(0))
+    assert {"PX" in d for d in defines} == {True, False}  # direct and tiled both ran
+    assert all(d["BINDINGS"] == 4 for d in defines), defines
+    kernels = {key[0] for key in shared}
+    assert "winograd_output" in kernels and "convolution_reduce" not in kernels
+
+
+def test_models_run_under_vulkan_1_0(profile_env):
+    """VP_ANDROID_baseline_2021 (Vulkan 1.0): the device starts, every layer runs on the GPU
+    from SPIR-V 1.0 modules, and the results are the numpy path's."""
+    profile_env("VP_ANDROID_baseline_2021")
+    net = _run_under("VP_ANDROID_baseline_2021", "mobilenet_v2", fp16=False)
+    assert not any(id(layer) in net.gpu.cpu_layers for layer in net.layers())
+    modules = instance.get_gpu_device(0).shader_modules.values()
+    assert modules and {info.spirv_version for _module, info in modules} == {(1, 0)}
 
 
 @pytest.mark.parametrize("name", PROFILES)

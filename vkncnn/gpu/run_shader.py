@@ -26,7 +26,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..errors import GpuError
-from .compiler.registry import compile_glsl
+from .compiler.registry import compile_glsl, spirv_target
 from .vulkan.command import VkCompute
 from .vulkan.instance import get_gpu_device
 from .vulkan.pipeline import Pipeline
@@ -42,7 +42,8 @@ def run_shader(glsl_source: str, inputs: list, outputs: list, global_size: tuple
         raise GpuError(f"run_shader(fp16=True): '{vkdev.info.device_name()}' has no 16-bit storage")
     opt = SimpleNamespace(use_fp16_storage=bool(fp16), blob_vkallocator=None, staging_vkallocator=None)
 
-    spirv = compile_glsl(glsl_source, defines, name="run_shader", fp16_storage=bool(fp16))
+    spirv = compile_glsl(glsl_source, defines, name="run_shader", fp16_storage=bool(fp16),
+                         target=spirv_target(vkdev))
     pipeline = Pipeline(vkdev)
     pipeline.set_local_size_xyz(*local_size)
     pipeline.create(spirv, opt, list(specializations))

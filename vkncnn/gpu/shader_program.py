@@ -42,7 +42,7 @@ import numpy as np
 
 from ..array_checks import is_int
 from ..errors import ArgumentError, ArgumentTypeError, GpuError
-from .compiler.registry import compile_glsl
+from .compiler.registry import compile_glsl, spirv_target
 from .compiler.spirv_reflect import MAGIC
 from .shader_buffer import ShaderBuffer, host_dtype_of
 from .shader_timing import ShaderTiming
@@ -147,7 +147,8 @@ class ShaderProgram:
                 raise ArgumentError("ShaderProgram: defines apply to GLSL source, not to SPIR-V")
             spirv = code
         else:
-            spirv = compile_glsl(code, defines, name=self.name, fp16_storage=self.fp16, include_dirs=dirs)
+            spirv = compile_glsl(code, defines, name=self.name, fp16_storage=self.fp16, include_dirs=dirs,
+                                 target=spirv_target(vkdev))
         self._pipeline = shader_pipeline(vkdev, spirv, self.fp16, specializations, local_size)
         info = self._pipeline.shader_info
         for b, role in enumerate(info.bindings):

@@ -32,6 +32,7 @@ from vkncnn.gpu.ops.convolution import (
     conv_input_planes,
     conv_path,
     record_conv,
+    residual_fits,
     upload_conv_weights,
 )
 from vkncnn.layer import Layer, register_layer
@@ -340,8 +341,10 @@ class Convolution(Layer):
     def accepts_residual(self) -> bool:
         """Can the GPU planner fold a following Eltwise sum into this layer's dispatch
         (forward_gpu's `residual`)? The matrix-product kernels add it before the activation,
-        so only a layer without an activation of its own qualifies."""
-        return self._gpu_path == "gemm" and self.activation_type == 0
+        so only a layer without an activation of its own qualifies, and only on a device with
+        the storage buffers to bind it (residual_fits)."""
+        return (self._gpu_path == "gemm" and self.activation_type == 0
+                and self.vkdev is not None and residual_fits(self.vkdev))
 
     def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None):
         """`residual` (a blob of the output's shape) is added before `activation`

@@ -53,7 +53,7 @@ class GroupNorm(Layer):
         return 0
 
     def upload_model(self, cmd, opt) -> int:
-        self.gamma_gpu, self.beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
+        self.gamma_beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
@@ -65,4 +65,4 @@ class GroupNorm(Layer):
         if (self.channels // self.group) % x.elempack:
             x = cmd.vkdev.convert_packing(x, 1, cmd, opt)  # a pack4 item would span two groups
         layout = rows.channel_groups_layout(x, self.group)
-        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, self.beta_gpu)]
+        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_beta_gpu)]

@@ -53,7 +53,7 @@ class InstanceNorm(Layer):
         return 0
 
     def upload_model(self, cmd, opt) -> int:
-        self.gamma_gpu, self.beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
+        self.gamma_beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
@@ -63,4 +63,4 @@ class InstanceNorm(Layer):
             raise ShapeError(f"InstanceNorm takes a 3-D or 4-D blob, got shape {shape}")
         self._check_channels(shape)
         layout = rows.numpy_axes_layout(x, range(1, x.dims))
-        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, self.beta_gpu)]
+        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_beta_gpu)]

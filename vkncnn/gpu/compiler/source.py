@@ -21,6 +21,9 @@ of code (`#version` may come before or after them):
                                         default; build_spirv ships the cartesian product
                                         (times fp32 / fp16 storage)
     // alias: relu_pack4 PACK4=1        a built-in name that means this file with these defines
+    // vulkan1.0: SUBGROUP=0            which variants also ship as SPIR-V 1.0 for Vulkan 1.0
+                                        devices (fp32 storage, those defines); `no` for none.
+                                        Without the line: every fp32-storage variant
 """
 
 from __future__ import annotations
@@ -34,12 +37,15 @@ from ...errors import ShaderCompileError
 
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">]+)[">][ \t]*(//.*)?$')
 _VERSION_RE = re.compile(r"^[ \t]*#[ \t]*version\b")
-_DIRECTIVE_RE = re.compile(r"^[ \t]*//[ \t]*(variants|alias)[ \t]*:(.*)$")
+_DIRECTIVE_RE = re.compile(r"^[ \t]*//[ \t]*(variants|alias|vulkan1\.0)[ \t]*:(.*)$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_INCLUDE_DEPTH = 16
 
 # What every compile targets: subgroup operations need SPIR-V 1.3, which Vulkan 1.1 guarantees.
 TARGET = "vulkan1.1-spv1.3"
+# The second target, for Vulkan 1.0 devices: SPIR-V 1.0, so no subgroup operations.
+TARGET_VULKAN_1_0 = "vulkan1.0-spv1.0"
+TARGETS = (TARGET, TARGET_VULKAN_1_0)
 
 
 def compiler_disabled() -> bool:
@@ -138,9 +144,16 @@ def rewrite_log(message: str, files: list[str]) -> str:
 class Manifest:
     variants: dict[str, list[str]] = field(default_factory=dict)   # axis name -> values, default first
     aliases: dict[str, dict[str, str]] = field(default_factory=dict)  # alias -> defines
+    # `// vulkan1.0:` the defines a variant needs to ship as SPIR-V 1.0 ({} = every fp32
+    # variant, the default); None (`no`): the shader needs Vulkan 1.1
+    vulkan10: dict[str, str] | None = field(default_factory=dict)
 
     def defaults(self) -> dict[str, str]:
         return {k: v[0] for k, v in self.variants.items()}
+
+    def builds_for_vulkan10(self, defines: dict[str, str]) -> bool:
+        """Does the variant with these defines (fp32 storage) ship as SPIR-V 1.0?"""
+        return self.vulkan10 is not None and all(defines.get(k) == v for k, v in self.vulkan10.items())
 
 
 def parse_manifest(source: str, name: str = "shader") -> Manifest:
@@ -157,7 +170,14 @@ def parse_manifest(source: str, name: str = "shader") -> Manifest:
             continue
         kind, body = m.group(1), m.group(2).split()
         try:
-            if kind == "variants":
+            if kind == "vulkan1.0":
+                if body == ["no"]:
+                    manifest.vulkan10 = None
+                else:
+                    manifest.vulkan10 = dict(a.split("=", 1) for a in body)
+                    if not body or not all(_NAME_RE.match(k) for k in manifest.vulkan10):
+                        raise ValueError(line)
+            elif kind == "variants":
                 for item in body:
                     key, values = item.split("=", 1)
                     manifest.variants[key] = [v for v in values.split(",") if v != ""]
@@ -170,6 +190,7 @@ def parse_manifest(source: str, name: str = "shader") -> Manifest:
                 manifest.aliases[alias] = dict(a.split("=", 1) for a in assignments)
         except ValueError:
             raise ShaderCompileError(f"shader '{name}': bad manifest line {line.strip()!r} "
-                                     "(expected '// variants: NAME=v1,v2 ...' or '// alias: name NAME=v ...')"
+                                     "(expected '// variants: NAME=v1,v2 ...', '// alias: name NAME=v ...' or "
+                                     "'// vulkan1.0: NAME=v ... | no')"
                                      ) from None
     return manifest

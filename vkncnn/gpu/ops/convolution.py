@@ -102,6 +102,25 @@ def conv_path(inc_g: int, outc_g: int, group: int) -> str:
     return "gemm"
 
 
+# Storage buffers per shader stage: the tiled kernel binds 6 (bottom, top, weight, bias, the
+# split-K workspace, the residual), the direct kernel 5 (no workspace). Their BINDINGS=4
+# variants bind bottom, top, weight and bias only, for devices that offer no more (the
+# Android baselines guarantee 4): no split-K and no folded residual there.
+TILED_BINDINGS, DIRECT_BINDINGS, LEAN_BINDINGS = 6, 5, 4
+
+
+def storage_buffers(vkdev) -> int:
+    """maxPerStageDescriptorStorageBuffers as the device (or its profile) reports it."""
+    return vkdev.info.max_per_stage_storage_buffers()
+
+
+def residual_fits(vkdev) -> bool:
+    """Can every convolution kernel take a folded residual here (accepts_residual)? Not on
+    devices with fewer storage buffers than the tiled kernel's 6: the Eltwise sum then runs
+    as its own dispatch."""
+    return storage_buffers(vkdev) >= TILED_BINDINGS
+
+
 def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGeometry, path: str,
                 deconv: bool, residual=None, activation=None, batched: bool = False):
     """Record one convolution-family dispatch; returns the output VkMat of numpy `shape`.
@@ -116,9 +135,13 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     num_output = shape[0]
     outh, outw = (shape[1], shape[2]) if len(shape) == 3 else (1, shape[-1] if len(shape) == 2 else 1)
     ep = out_elempack(num_output, opt)
+    buffers = storage_buffers(cmd.vkdev)
     if residual is not None:
         if path != "gemm" or deconv:
             raise GpuError(f"{layer.type}: a residual input needs the matrix-product path, not {path!r}")
+        if buffers < TILED_BINDINGS:
+            raise GpuError(f"{layer.type}: a folded residual needs {TILED_BINDINGS} storage buffers per shader "
+                           f"stage, the device offers {buffers} (accepts_residual should have said no)")
         if tuple(residual.numpy_shape()) != tuple(shape):
             raise ShapeError(f"Eltwise inputs must share one shape, got {[tuple(shape), residual.numpy_shape()]}")
         if residual.elempack != ep:
@@ -147,10 +170,14 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         specs = geometry.specs() + [int(bias is not None)] + act + [
             plane.w, plane.h, plane.cstep, outw, outh, n, inc_g, m,
             geometry.pad_top, geometry.pad_left, geometry.pad_value, has_residual]
-        log_kernel(layer, "convolution_direct", f"{m}x{n}x{k} product small enough for the direct loop")
-        pipeline = shader_pipeline(layer.vkdev, "convolution_direct", fp16, specs, (lx, 1, lz), {"PX": px})
+        lean = buffers < DIRECT_BINDINGS
+        log_kernel(layer, "convolution_direct", f"{m}x{n}x{k} product small enough for the direct loop"
+                   + (f", {LEAN_BINDINGS} storage buffers" if lean else ""))
+        pipeline = shader_pipeline(layer.vkdev, "convolution_direct", fp16, specs, (lx, 1, lz),
+                                   {"PX": px, "BINDINGS": LEAN_BINDINGS if lean else DIRECT_BINDINGS})
         grid = (workgroups[0] * lx, workgroups[1], workgroups[2] * lz)
-        cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias, residual], [], grid)
+        bindings = [x, top, layer.weight_gpu, bias] + ([] if lean else [residual])
+        cmd.record_pipeline(pipeline, bindings, [], grid)
         return top
     if path == "grouped":
         log_kernel(layer, "convolutiondepthwise (grouped)", f"{group} groups of {inc_g} input channels")
@@ -185,7 +212,8 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         inc_g, m, geometry.pad_top, geometry.pad_left, geometry.pad_value]
     parallel = parallel_target(cmd.vkdev)
     products = group if batched else 1  # products judged together (their m*n*k summed)
-    if (not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0
+    lean = buffers < TILED_BINDINGS
+    if (not deconv and fp16 and plane.elempack == 4 and inc_g % 4 == 0 and not lean
             and use_tensor_cores(cmd.vkdev, m, n * products, k, cmd.use_cooperative_matrix)):
         tiles = -(-n // 64) * -(-m // 64) * group
         slices = split_k(tiles, k, parallel, min_slice=128)
@@ -197,11 +225,16 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
     else:
         lx, ly, tm = conv_tile(m, n, parallel, workgroup_cap(cmd.vkdev))
         tiles = -(-n // (4 * lx)) * -(-m // (tm * ly)) * group
-        slices = split_k(tiles, k, parallel)
-        log_kernel(layer, "convolution (tiled)", f"{m}x{n}x{k} product, tile {lx}x{ly}x{tm}, split-K {slices}")
+        slices = 1 if lean else split_k(tiles, k, parallel)
+        log_kernel(layer, "convolution (tiled)", f"{m}x{n}x{k} product, tile {lx}x{ly}x{tm}, split-K {slices}"
+                   + (f", {LEAN_BINDINGS} storage buffers" if lean else ""))
         pipeline = shader_pipeline(layer.vkdev, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
-                                   {"DECONV": int(deconv), "TM": tm})
+                                   {"DECONV": int(deconv), "TM": tm,
+                                    "BINDINGS": LEAN_BINDINGS if lean else TILED_BINDINGS})
         grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
+        if lean:
+            cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], grid)
+            return top
     workspace = None
     if slices > 1:
         workspace = VkMat.create(slices * num_output * n, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))

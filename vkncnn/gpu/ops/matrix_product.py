@@ -115,7 +115,8 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
     (shaders/innerproduct_gemv.comp: vec4 loads, 32 invocations per row)."""
     rows = weight.numpy_shape()[0]
-    lx, ly = 32, 8
+    lx = 32
+    ly = max(1, min(8, workgroup_cap(cmd.vkdev) // lx))  # 8 rows, fewer where 256 invocations do not fit
     specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset]
     pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1))
     groups = -(-rows // ly)

@@ -33,6 +33,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 
@@ -246,19 +248,23 @@ class RowNormalizer:
     def __init__(self, vkdev, opt, op: int, fin: int, affine_index: int = 0, has_beta: bool = False,
                  eps_mode: int = 0) -> None:
         self.reducer = RowReducer(vkdev, opt, op, fin, eps_mode=eps_mode)
+        self.has_beta = bool(has_beta)
         self.apply = elementwise_pipelines(vkdev, opt, "normalize_rows", [affine_index, 1 if has_beta else 0])
 
-    def record(self, cmd, opt, bottom, layout: RowLayout, eps: float = 0.0, gamma=None, beta=None,
+    def record(self, cmd, opt, bottom, layout: RowLayout, eps: float = 0.0, affine=None,
                coeff: float = 1.0):
-        """A new VkMat: bottom normalised row by row (coeff: the reducer's, e.g. K for RMS)."""
+        """A new VkMat: bottom normalised row by row (coeff: the reducer's, e.g. K for RMS).
+        `affine`: gamma, followed by beta of the same length when the normalizer has one
+        (upload_gamma_beta): one buffer keeps the shader within 4 storage buffers."""
         stats = new_workspace(cmd, opt, layout.rows)
         self.reducer.record(cmd, opt, bottom, layout, state_out=stats, eps=eps, coeff=coeff)
         top = VkMat.create_like(bottom, cmd.blob_allocator(opt))
         total = layout.total
         ep = bottom.elempack
         channel_step = bottom.cstep * ep if bottom.dims >= 3 else (bottom.w * ep if bottom.dims == 2 else ep)
-        cmd.record_pipeline(self.apply[layout.lanes], [bottom, stats, gamma, beta, top],
-                            [total] + layout.apply_constants() + [channel_step, ep],
+        beta_offset = affine.numpy_shape()[0] // 2 if affine is not None and self.has_beta else 0
+        cmd.record_pipeline(self.apply[layout.lanes], [bottom, stats, affine, top],
+                            [total] + layout.apply_constants() + [channel_step, ep, beta_offset],
                             flat_dispatch(total // layout.lanes))
         stats.release()
         return top
@@ -274,9 +280,10 @@ def moments_normalizer(layer, opt, affine_index: int):
                          affine_index=affine_index if layer.affine else 0, has_beta=True)
 
 
-def upload_gamma_beta(layer, cmd, opt) -> tuple:
-    """(gamma, beta) on the device, uploaded once at load; (None, None) when the layer is not affine."""
+def upload_gamma_beta(layer, cmd, opt):
+    """gamma then beta in one device buffer (RowNormalizer.record's `affine`), uploaded once
+    at load; None when the layer is not affine."""
     if not layer.affine:
-        return None, None
-    return cmd.record_upload(layer.gamma_data, opt), cmd.record_upload(layer.beta_data, opt)
+        return None
+    return cmd.record_upload(np.concatenate([np.ravel(layer.gamma_data), np.ravel(layer.beta_data)]), opt)
 

@@ -30,10 +30,11 @@ from .allocator import VkBlobAllocator, VkStagingAllocator
 from .gpu_info import TYPE_CPU, GpuInfo
 from .lifetime import RefCounted
 from .pipeline_cache import DiskPipelineCache
-from .vk import check, cstrings, version_string, vk
+from .vk import check, cstrings, vk
 
 __all__ = ["GpuInfo", "VulkanDevice"]
 
+_API_1_1 = (1 << 22) | (1 << 12)
 _API_1_2 = (1 << 22) | (2 << 12)
 
 
@@ -80,12 +81,8 @@ class VulkanDevice(RefCounted):
         self._allocators = weakref.WeakSet()
         self._dummy = None
 
-        if info.api_version() < (1 << 22) | (1 << 12):
-            # the shipped SPIR-V is version 1.3 (subgroup operations), which Vulkan 1.0 cannot consume
-            profile = info.device_profile()
-            raise GpuError(f"'{info.device_name()}' reports Vulkan {version_string(info.api_version())}"
-                           + (f" (device profile {profile.name})" if profile is not None else "")
-                           + "; vkncnn's shaders need Vulkan 1.1 or newer")
+        # A Vulkan 1.0 device runs the SPIR-V 1.0 builds of the shaders (registry.spirv_target);
+        # a kernel that needs Vulkan 1.1 is refused alone (device_limits.KernelUnsupported).
         family = info.compute_queue_family_index()
         if family < 0:
             raise GpuError(f"'{info.device_name()}' has no compute queue")
@@ -96,7 +93,7 @@ class VulkanDevice(RefCounted):
             "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES,
             "storageBuffer16BitAccess": info.support_fp16_storage(),
             "uniformAndStorageBuffer16BitAccess": info.support_fp16_uniform()})
-        chain = [s16] if info.api_version() >= (1 << 22) | (1 << 12) else []
+        chain = [s16] if info.api_version() >= _API_1_1 else []
         if info.support_int8_storage():
             chain.append(ffi.new("VkPhysicalDevice8BitStorageFeatures*", {
                 "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES,
@@ -204,7 +201,7 @@ class VulkanDevice(RefCounted):
         ffi, lib = vk.ffi, vk.lib
         local = vk.VK_MEMORY_HEAP_DEVICE_LOCAL_BIT
         heaps = self.info.memory_heaps()
-        if self.info.support_extension("VK_EXT_memory_budget"):
+        if self.info.support_extension("VK_EXT_memory_budget") and self.info.api_version() >= _API_1_1:
             budget = ffi.new("VkPhysicalDeviceMemoryBudgetPropertiesEXT*", {
                 "sType": vk.VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MEMORY_BUDGET_PROPERTIES_EXT})
             props = ffi.new("VkPhysicalDeviceMemoryProperties2*", {
