@@ -7,8 +7,10 @@ reads weights layer by layer. Running happens in an Extractor.
 
 from __future__ import annotations
 
+import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -45,6 +47,12 @@ from .mat import Mat
 from .option import Option
 
 # A .param text file this large is not a model; refusing it bounds memory use.
+if TYPE_CHECKING:  # the Vulkan runtime loads lazily, when a net binds to a device
+    from .gpu.vulkan.device import VulkanDevice
+
+# where a .param or .bin comes from: a path, a binary file object, or a DataReader
+Source = str | os.PathLike | BinaryIO | DataReader
+
 MAX_PARAM_BYTES = 256 << 20
 _PARAM_FILE = FileLimit(".param", MAX_PARAM_BYTES, ParamError)
 _PARAM_BIN_FILE = FileLimit(".param.bin", MAX_PARAM_BYTES, ParamError)
@@ -57,7 +65,7 @@ class _NoWeights(ModelBin):
     def __init__(self) -> None:
         self.layer_name = None
 
-    def load_flat(self, n: int, type_: int):
+    def load_flat(self, n: int, type_: int) -> np.ndarray:
         raise WeightError(f"layer {self.layer_name!r} needs weights but load_model() was not called")
 
 
@@ -85,7 +93,8 @@ class Net:
         self.clear()
 
     # -- custom layers ------------------------------------------------------------
-    def register_custom_layer(self, type_or_index, creator, destroyer=None, userdata=None) -> int:
+    def register_custom_layer(self, type_or_index: str | int, creator: Callable[..., Any],
+                              destroyer: Callable[..., Any] | None = None, userdata: Any = None) -> int:
         """Make `type` in a .param create `creator()`; must come before load_param."""
         if isinstance(type_or_index, bool) or not isinstance(type_or_index, (int, np.integer, str)):
             raise ArgumentTypeError(f"register_custom_layer(): expected a layer type name (str) or ncnn "
@@ -122,13 +131,13 @@ class Net:
     # datareader.py): a path is refused at stat time if it is no regular file or is too
     # large, a text .param is parsed while it streams in, so a hostile file costs at most
     # what it takes to reach its first error.
-    def load_param(self, source) -> int:
+    def load_param(self, source: Source) -> int:
         """Load a text .param from a path, a file object or a DataReader."""
         with opened_reader(source, _PARAM_FILE) as (reader, name):
             graph = parse_param_reader(reader, name, MAX_PARAM_BYTES)
         return self._build(graph)
 
-    def load_param_mem(self, text) -> int:
+    def load_param_mem(self, text: str | bytes | bytearray | memoryview) -> int:
         """Load .param text given as str (or its UTF-8 bytes)."""
         if isinstance(text, str):
             if len(text) > MAX_PARAM_BYTES:
@@ -140,7 +149,7 @@ class Net:
         raise ArgumentTypeError(f"load_param_mem(): expected the .param text as str or bytes, "
                                 f"got {type(text).__name__}")
 
-    def load_param_bin(self, source) -> int:
+    def load_param_bin(self, source: Source) -> int:
         with opened_reader(source, _PARAM_BIN_FILE) as (reader, name):
             head = read_exactly(reader, HEADER_BYTES)
             check_header(head, name)  # before the rest: a stream of junk stops after 12 bytes
@@ -227,7 +236,7 @@ class Net:
             layer.top_shapes = [tuple(int(v) for v in hints[i * step:(i + 1) * step]) for i in range(ntop)]
 
     # -- loading weights --------------------------------------------------------------
-    def load_model(self, source) -> int:
+    def load_model(self, source: Source | bytes) -> int:
         """Load the .bin from a path, bytes, a file object or a DataReader."""
         if not self.graph.layers:
             raise Error("load_model() before load_param(): no layers to load weights into")
@@ -236,7 +245,7 @@ class Net:
             self._load_weights(ModelBinFromDataReader(reader, name))
         return 0
 
-    def load_model_mem(self, data) -> int:
+    def load_model_mem(self, data: bytes | bytearray | memoryview) -> int:
         """Load the .bin from bytes-like data (bytes, bytearray, memoryview): never copied whole."""
         if isinstance(data, str):
             raise ArgumentTypeError("load_model_mem(): expected the .bin as bytes, got str (weights are "
@@ -285,7 +294,7 @@ class Net:
             self._pipelines_ready = True
 
     # -- device -----------------------------------------------------------------------
-    def set_vulkan_device(self, device) -> None:
+    def set_vulkan_device(self, device: int | VulkanDevice) -> None:
         """A device index (-1: the default device) or a VulkanDevice; checked against the
         devices that exist when the net binds to the GPU."""
         index = device
@@ -299,7 +308,7 @@ class Net:
                                 f"got {index}")
         self._vkdev_index = None if index == -1 else int(index)
 
-    def vulkan_device(self):
+    def vulkan_device(self) -> VulkanDevice | None:
         """The VulkanDevice this net runs on: once bound, or once set_vulkan_device() chose
         one; None before either, as in pyncnn."""
         if self.gpu is not None:
@@ -353,7 +362,7 @@ class Net:
         self._release_gpu()
         self._reset_graph()
 
-    def create_extractor(self):
+    def create_extractor(self) -> Extractor:
         run_deferred_releases()
         if not self.graph.layers:
             raise Error("create_extractor() before load_param(): the net has no layers")
@@ -364,7 +373,7 @@ class Net:
         return Extractor(self)
 
     # -- convenience beyond ncnn ------------------------------------------------------
-    def run(self, inputs: dict, outputs=None) -> dict:
+    def run(self, inputs: Mapping[str, Any], outputs: str | Iterable[str] | None = None) -> dict[str, np.ndarray]:
         """{input name: array} -> {output name: array}; all outputs when none named."""
         if not isinstance(inputs, Mapping):
             raise ArgumentTypeError(f"run(): expected inputs as a dict {{blob name: array}}, "
