@@ -20,7 +20,22 @@ from vkncnn.errors import (
     ShapeError,
     TokenizerError,
 )
-from vkncnn.llm import CharTokenizer, Generator, SamplingParams, load_generator, next_token
+from vkncnn.gpu import transfer_bytes
+from vkncnn.gpu.vulkan.vkmat import VkMat
+from vkncnn.llm import (
+    CharTokenizer,
+    Decoder,
+    Generator,
+    MatCache,
+    SamplingParams,
+    causal_mask,
+    decoder_step,
+    device_step,
+    load_generator,
+    next_token,
+    rope_tables,
+)
+from vkncnn.llm.generate import run_one
 from vkncnn.tools import cli
 from vkncnn.tools.cmd_generate import TINY_LM_DIR
 from vkncnn.tools.ncnn_oracle import ncnn
@@ -95,17 +110,126 @@ def test_matches_real_ncnn_logits(gen, greedy):
         np.testing.assert_allclose(full_prefill_logits(real, ids + greedy.tokens[:k]), greedy.logits[k], atol=1e-4)
 
 
-@pytest.mark.gpu
-def test_gpu_path_generates_the_same_tokens(greedy):
+@pytest.fixture(scope="module")
+def gpu_gen() -> Generator:
     if vkncnn.get_gpu_count() == 0:
         pytest.skip("no Vulkan device")
-    gpu = load_generator(TINY_LM_DIR, gpu=True)  # fp32 storage
-    result = gpu.generate(PROMPT, 24)
+    return load_generator(TINY_LM_DIR, gpu=True)  # fp32 storage
+
+
+@pytest.mark.gpu
+def test_gpu_path_generates_the_same_tokens(gpu_gen, greedy):
+    assert gpu_gen.step is device_step  # the cache stays on the device
+    result = gpu_gen.generate(PROMPT, 24)
     assert result.tokens == greedy.tokens
     np.testing.assert_allclose(np.array(result.logits), np.array(greedy.logits), atol=1e-3)
     # the GPU path's caches round-trip too: a step equals the whole sequence at once
-    ids = gpu.tokenizer.encode(PROMPT) + result.tokens[:6]
-    np.testing.assert_allclose(full_prefill_logits(gpu, ids), result.logits[6], atol=1e-3)
+    ids = gpu_gen.tokenizer.encode(PROMPT) + result.tokens[:6]
+    np.testing.assert_allclose(full_prefill_logits(gpu_gen, ids), result.logits[6], atol=1e-3)
+    # the pyncnn way, caches as Mats in and out, on the same GPU nets
+    mats = Generator(gpu_gen.decoder, gpu_gen.proj_out, gpu_gen.embed, head_dim=32, step=decoder_step)
+    assert mats.generate(gpu_gen.tokenizer.encode(PROMPT), 8).tokens == greedy.tokens[:8]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("flags, path", [([], "KV cache on the device"), (["--mat-cache"], "KV cache as Mats")])
+def test_cli_generate_on_the_gpu(capsys, gpu_gen, greedy, flags, path):
+    assert cli.main(["generate", PROMPT, "-n", "8", "--gpu", "--stats", *flags]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == PROMPT + gpu_gen.tokenizer.decode(greedy.tokens[:8]) + "\n"
+    assert f"GPU path, {path}" in captured.err
+
+
+def _decode(dec: Decoder, gen: Generator, ids: list[int]) -> list[np.ndarray]:
+    """Prefill ids[:7] (when nothing is cached), then one step per id after those cached: each
+    step's last hidden row."""
+    rows = []
+    for chunk in ([ids[:7]] if dec.length == 0 else []) + [[t] for t in ids[max(dec.length, 7):]]:
+        past, new = dec.length, len(chunk)
+        cos, sin = rope_tables(past, new, 32, gen.rope_base)
+        rows.append(dec.step(gen.embed(chunk), causal_mask(new, past), cos, sin)[-1])
+    return rows
+
+
+@pytest.mark.gpu
+def test_device_cache_never_crosses_to_the_host(gpu_gen, greedy):
+    ids = gpu_gen.tokenizer.encode(PROMPT) + greedy.tokens[:6]
+    dec = Decoder(gpu_gen.decoder)
+    _decode(dec, gpu_gen, ids[:9])  # prefill and two steps: plans recorded, pipelines made
+    cache_bytes = sum(c.nbytes for c in dec.caches())
+    past = dec.length
+    cos, sin = rope_tables(past, 1, 32, gpu_gen.rope_base)
+    embedding = gpu_gen.embed(ids[9:10])
+    recorded = gpu_gen.decoder.gpu.plans_recorded
+    up, down = transfer_bytes()
+    hidden = dec.step(embedding, causal_mask(1, past), cos, sin)
+    up, down = transfer_bytes()[0] - up, transfer_bytes()[1] - down
+    # exactly the step's inputs (the mask padded to the capacity) and the write position go up,
+    # exactly out0 comes down: not one byte of the cache
+    assert up == embedding.nbytes + 4 * dec.capacity + cos.nbytes + sin.nbytes + 4
+    assert down == hidden.nbytes == 128 * 4
+    assert cache_bytes == 6 * 4 * past * 32 * 4 > up + down
+    assert gpu_gen.decoder.gpu.plans_recorded == recorded  # the step replayed the plan of the one before
+    # the pyncnn way moves the whole cache both ways at every step
+    mats = Generator(gpu_gen.decoder, gpu_gen.proj_out, gpu_gen.embed, head_dim=32, step=decoder_step)
+    _, cache = mats.forward(ids[:past], mats.new_cache())
+    up, down = transfer_bytes()
+    mats.forward(ids[past:past + 1], cache)
+    assert transfer_bytes()[0] - up > cache_bytes and transfer_bytes()[1] - down > cache_bytes
+
+
+@pytest.mark.gpu
+def test_device_cache_growing_past_its_headroom_gives_the_same_results(gen, gpu_gen, greedy):
+    ids = gen.tokenizer.encode(PROMPT) + greedy.tokens
+    want_cache = gen.new_cache()
+    want = []
+    for chunk in [ids[:7]] + [[t] for t in ids[7:]]:
+        logits, want_cache = gen.forward(chunk, want_cache)
+        want.append(logits)
+    dec = Decoder(gpu_gen.decoder, capacity=8, headroom=0)  # grown by half at least: 12, 20, 32, 48
+    rows = _decode(dec, gpu_gen, ids)
+    assert dec.length == len(ids) == 35 and dec.capacity == 48
+    logits = [run_one(gpu_gen.proj_out, row[None]).reshape(-1) for row in rows]
+    np.testing.assert_allclose(np.array(logits), np.array(want), atol=1e-3)
+    assert [int(np.argmax(lg)) for lg in logits[4:-1]] == greedy.tokens  # ids[:11] is the prompt
+    # the caches hold what the numpy path's Mats hold, across the growths
+    for got, mat in zip(dec.caches(), want_cache.mats):
+        np.testing.assert_allclose(got, np.array(mat), atol=1e-4)
+
+
+@pytest.mark.gpu
+def test_device_cache_rows_a_truncated_sequence_left_count_for_nothing(gpu_gen, greedy):
+    ids = gpu_gen.tokenizer.encode(PROMPT) + greedy.tokens[:4]
+    want = _decode(Decoder(gpu_gen.decoder), gpu_gen, ids)
+    dec = Decoder(gpu_gen.decoder)
+    _decode(dec, gpu_gen, ids[:7])
+    cos, sin = rope_tables(7, 6, 32, gpu_gen.rope_base)
+    poisoned = dec.step(np.full((6, 128), np.nan, np.float32), causal_mask(6, 7), cos, sin)
+    assert np.isnan(poisoned).all()  # rows 7..12 of the cache are NaN now
+    dec.truncate(7)
+    np.testing.assert_allclose(np.array(_decode(dec, gpu_gen, ids)), np.array(want[1:]), atol=1e-5)
+
+
+@pytest.mark.gpu
+def test_device_cache_states_and_misuse(gpu_gen, greedy):
+    ids = gpu_gen.tokenizer.encode(PROMPT) + greedy.tokens[:3]
+    logits, start = gpu_gen.forward(ids[:7], gpu_gen.new_cache())
+    a, after_a = gpu_gen.forward(ids[7:8], start)
+    b, _ = gpu_gen.forward(ids[7:8], start)  # an earlier state again: the step writes after its 7 tokens
+    np.testing.assert_allclose(a, b, atol=1e-6)
+    gpu_gen.forward([5], start)  # rewrites row 7, which after_a holds
+    with pytest.raises(ArgumentError, match="is gone"):
+        gpu_gen.forward(ids[8:9], after_a)
+    with pytest.raises(ArgumentTypeError, match="DeviceCache"):
+        gpu_gen.forward(ids[:2], MatCache([]))
+    dec = start.decoder
+    with pytest.raises(ShapeError, match="mask"):
+        dec.step(gpu_gen.embed([3]), np.zeros((1, 3), np.float32), *rope_tables(0, 1, 32, 1e4))
+    with pytest.raises(ArgumentError, match="GPU path"):
+        Decoder(load_generator(TINY_LM_DIR).decoder)
+    ex = load_generator(TINY_LM_DIR).decoder.create_extractor()
+    with pytest.raises(ArgumentTypeError, match="GPU path"):
+        ex.input("cache_k0", VkMat())
 
 
 # -- sampling ---------------------------------------------------------------------------------

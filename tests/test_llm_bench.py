@@ -48,8 +48,12 @@ def test_llm_bench_gpu_against_ncnn(tmp_path, capsys):
         pytest.skip("real ncnn not installed")
     if vkncnn.get_gpu_count() == 0:
         pytest.skip("no Vulkan device")
-    r = _run(tmp_path, capsys, ["--gpu"])
+    r = _run(tmp_path, capsys, ["--gpu", "--compare-mat-cache"])
     assert r["decode_floor_ms"] == pytest.approx(r["weight_bytes_fp32"] / 2 / 100e9 * 1e3)  # fp16 storage
+    # ours with the caches on the device, and again with them as Mats
+    assert r["vkncnn_kv_cache"] == "device"
+    assert r["mat_cache_decode_gain"] == pytest.approx(r["vkncnn_decode_tokens_per_s"]
+                                                       / r["vkncnn_mats_decode_tokens_per_s"])
 
 
 def test_llm_bench_rejects_unknown_decoder(capsys):

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from vkncnn.llm import load_generator
+from vkncnn.llm import decoder_step, device_step, load_generator
 
 from .cmd_common import CommandError
 
@@ -55,6 +55,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     dev.add_argument("--gpu", action="store_true", help="Vulkan path")
     dev.add_argument("--cpu", action="store_true", help="numpy path (default)")
     ap.add_argument("--fp16", action="store_true", help="fp16 storage on the GPU (default fp32: same tokens as numpy)")
+    ap.add_argument("--mat-cache", action="store_true",
+                    help="with --gpu: pass the KV cache as Mats in and out at every step, the pyncnn way, "
+                         "instead of keeping it on the device")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--model {args.model}: expected a model directory (decoder/proj_out/embed nets, "
                            f"tokenizer.json, config.json)")
     gen = load_generator(args.model, gpu=args.gpu, fp16=args.fp16)
+    if args.mat_cache:
+        gen.step = decoder_step
     sampling = dict(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p,
                     repetition_penalty=args.repetition_penalty, seed=args.seed)
     start = time.perf_counter()
@@ -82,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     out.flush()
     if args.stats:
         seconds = time.perf_counter() - start
-        print(f"{count} tokens in {seconds:.2f} s ({count / max(seconds, 1e-9):.1f} tokens/s, "
-              f"{'GPU' if args.gpu else 'numpy'} path)", file=sys.stderr)
+        path = "numpy path" if not args.gpu else "GPU path, KV cache " + (
+            "on the device" if gen.step is device_step else "as Mats")
+        print(f"{count} tokens in {seconds:.2f} s ({count / max(seconds, 1e-9):.1f} tokens/s, {path})",
+              file=sys.stderr)
     return 0

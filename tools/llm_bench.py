@@ -8,9 +8,11 @@ benchncnn_llm runs them):
 - prefill: `--prefill` tokens with empty caches, timed `--loops` times (tokens/s from the median);
 - decode: one token after `--past` cached ones (the caches of one untimed prefill of
   `--past` tokens, fed again at every step), timed `--steps` times (tokens/s from the median).
-Caches go in and out as Mats (ours as vkncnn Mats, real ncnn's as ncnn Mats from its own
-extract), as a pyncnn user drives a decoder. The runtimes are interleaved as in `vkncnn
-bench` (tools/interleave.py). The decode step time is also given as a multiple
+Real ncnn's caches go in and out as ncnn Mats from its own extract, as a pyncnn user drives a
+decoder; ours stay on the device with --gpu (vkncnn.llm.Decoder: each decode step writes its
+row in place after the --past cached ones), and go in and out as vkncnn Mats with --cpu.
+--compare-mat-cache also times ours with the caches as Mats on the GPU. The runtimes are
+interleaved as in `vkncnn bench` (tools/interleave.py). The decode step time is also given as a multiple
 of its weight-read floor: the bytes of weights one step reads (decoder and proj_out, at the
 storage precision) over `--bandwidth-gbs`. `--blocks` and `--vocab` cut the models down
 (tools/llm_truncate.py) for quick runs.
@@ -43,6 +45,9 @@ def add_llm_arguments(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--steps", type=_positive, default=16, help="timed decode steps (default 16)")
     g.add_argument("--blocks", type=_positive, help="keep only the first N transformer blocks (default: all)")
     g.add_argument("--vocab", type=_positive, help="cut proj_out to the first N logits (default: all)")
+    g.add_argument("--compare-mat-cache", action="store_true",
+                   help="with --gpu: also time our decoder with its KV caches passed as Mats in and out (the "
+                        "pyncnn way) instead of kept on the device, interleaved")
     g.add_argument("--bandwidth-gbs", type=float, default=4800.0,
                    help="the device's memory bandwidth in GB/s, for the decode step's weight-read floor "
                         "(default 4800, an H200's HBM; give your RAM's figure with --cpu)")
@@ -93,15 +98,24 @@ def _weight_floor_ms(weight_bytes: int, args) -> float:
 
 
 def bench_llm(name: str, args) -> dict:
-    result: dict = {"model": name, "prefill": args.prefill, "past": args.past, "blocks": args.blocks}
+    result: dict = {"model": name, "prefill": args.prefill, "past": args.past, "blocks": args.blocks,
+                    "vkncnn_kv_cache": "device" if args.gpu else "mats"}
     with tempfile.TemporaryDirectory() as tmp:
         decoder, dw, proj, pw = _model_files(name, args, tmp)
-        kinds = [VkncnnDecoder] + ([NcnnDecoder] if args.compare_ncnn else [])
+        # (runner, its options): ours with the caches on the device (on the GPU), ours with Mats, ncnn
+        kinds = [(VkncnnDecoder, {"device_cache": True})]
+        if _mat_cache_too(args):
+            kinds.append((VkncnnDecoder, {"device_cache": False}))
+        if args.compare_ncnn:
+            kinds.append((NcnnDecoder, {}))
         runners = []
-        for kind in kinds:
+        for kind, extra in kinds:
             t0 = time.perf_counter()
-            runners.append(kind(decoder, dw, args.gpu, args.fp16, args.threads, args.device, (proj, pw)))
-            result[f"{kind.name}_load_ms"] = (time.perf_counter() - t0) * 1e3
+            runner = kind(decoder, dw, args.gpu, args.fp16, args.threads, args.device, (proj, pw), **extra)
+            if kind is VkncnnDecoder and not runner.device_cache and args.gpu:
+                runner.name = MATS
+            runners.append(runner)
+            result[f"{runner.name}_load_ms"] = (time.perf_counter() - t0) * 1e3
         weight_bytes = len(dw) + len(pw)
         del dw, pw
         prefill = {r.name: (step_feed(name, args.prefill, 0), r.empty_caches()) for r in runners}
@@ -124,6 +138,9 @@ def bench_llm(name: str, args) -> dict:
         result["decode_floor_ms"] = floor
         for r in runners:
             result[f"{r.name}_decode_x_floor"] = result[f"{r.name}_decode_median_ms"] / floor
+        if _mat_cache_too(args):
+            result["mat_cache_decode_gain"] = (result["vkncnn_decode_tokens_per_s"]
+                                               / result[f"{MATS}_decode_tokens_per_s"])
         if args.compare_ncnn:
             for label in ("prefill", "decode"):
                 result[f"{label}_ratio"] = (result[f"vkncnn_{label}_tokens_per_s"]
@@ -132,6 +149,13 @@ def bench_llm(name: str, args) -> dict:
             if hasattr(r, "close"):
                 r.close()
     return result
+
+
+MATS = "vkncnn_mats"  # ours with the caches as Mats (--compare-mat-cache)
+
+
+def _mat_cache_too(args) -> bool:
+    return bool(args.compare_mat_cache and args.gpu)
 
 
 def llm_models(args) -> list[str]:
@@ -151,13 +175,17 @@ def run(args) -> int:
     if args.settle_ms is None:
         args.settle_ms = 0.0 if args.gpu else 300.0
     storage = "fp16" if args.fp16 and args.gpu else "fp32"
-    print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: {storage}  threads: {args.threads}  "
+    cache = "  our KV cache on the device" if args.gpu else ""
+    print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: {storage}{cache}  "
+          f"threads: {args.threads}  "
           f"prefill {args.prefill} tokens, decode after {args.past}"
           + (f", first {args.blocks} blocks" if args.blocks else "")
           + f"  floor at {args.bandwidth_gbs:g} GB/s")
     cmp = args.compare_ncnn
     head = f"{'model':<24}{'prefill tok/s':>14}" + (f"{'ncnn':>9}{'ratio':>7}" if cmp else "")
-    head += f"{'decode tok/s':>13}" + (f"{'ncnn':>9}{'ratio':>7}" if cmp else "") + f"{'step ms':>9}{'x floor':>9}"
+    mats = _mat_cache_too(args)
+    head += f"{'decode tok/s':>13}" + (f"{'mats':>9}{'gain':>7}" if mats else "")
+    head += (f"{'ncnn':>9}{'ratio':>7}" if cmp else "") + f"{'step ms':>9}{'x floor':>9}"
     print(head + (f"{'ncnn x':>8}" if cmp else ""))
     results, failed = [], 0
     for name in names:
@@ -173,6 +201,8 @@ def run(args) -> int:
         if cmp:
             line += f"{r['ncnn_prefill_tokens_per_s']:9.1f}{r['prefill_ratio']:7.2f}"
         line += f"{r['vkncnn_decode_tokens_per_s']:13.2f}"
+        if mats:
+            line += f"{r[MATS + '_decode_tokens_per_s']:9.2f}{r['mat_cache_decode_gain']:7.2f}"
         if cmp:
             line += f"{r['ncnn_decode_tokens_per_s']:9.2f}{r['decode_ratio']:7.2f}"
         line += f"{r['vkncnn_decode_median_ms']:9.2f}{r['vkncnn_decode_x_floor']:9.1f}"

@@ -72,18 +72,26 @@ def cache_names(input_names: list[str]) -> list[str]:
 
 
 class VkncnnDecoder:
-    """vkncnn's decoder (and optionally proj_out) net; caches are Mats passed in and out."""
+    """vkncnn's decoder (and optionally proj_out) net; caches are Mats passed in and out, or,
+    with device_cache on the GPU path, a vkncnn.llm.DeviceCache whose buffers stay on the device."""
 
     name = "vkncnn"
 
     def __init__(self, param: str, weights: bytes, gpu: bool, fp16: bool, threads: int = 0,
-                 device: int = 0, proj_out: tuple[str, bytes] | None = None) -> None:
+                 device: int = 0, proj_out: tuple[str, bytes] | None = None, device_cache: bool = False) -> None:
         import vkncnn
+        import vkncnn.llm
 
         self.vk = vkncnn
+        self.llm = vkncnn.llm
         self.net = self._load(param, weights, gpu, fp16, threads, device)
         self.proj = self._load(*proj_out, gpu, fp16, threads, device) if proj_out else None
         self.caches = cache_names(self.net.input_names())
+        self.device_cache = device_cache and gpu
+        if self.device_cache:
+            problem = vkncnn.llm.device_cache_problem(self.net)
+            if problem is not None:
+                raise RuntimeError(f"no device KV cache for {param}: {problem}")
 
     def _load(self, param, weights, gpu, fp16, threads, device):
         net = self.vk.Net()
@@ -100,19 +108,29 @@ class VkncnnDecoder:
         net.load_model(weights)
         return net
 
-    def empty_caches(self) -> list:
+    def empty_caches(self):
+        if self.device_cache:
+            return self.llm.DeviceCache(self.llm.Decoder(self.net))
         return [self.vk.Mat() for _ in self.caches]
 
-    def step(self, feed: dict, caches: list) -> tuple:
-        """(out0 Mat, the caches after this step as Mats, logits Mat or None)."""
+    def step(self, feed: dict, caches) -> tuple:
+        """(out0 Mat, the caches after this step (Mats, or a DeviceCache), logits Mat or None).
+
+        A DeviceCache may be fed again, as Mats may: the step then writes after its tokens."""
         Mat = self.vk.Mat
-        with self.net.create_extractor() as ex:
-            for k, v in feed.items():
-                ex.input(k, Mat(v))
-            for k, m in zip(self.caches, caches):
-                ex.input(k, m)
-            out_caches = [ex.extract("out_" + k)[1] for k in self.caches]
-            hidden = ex.extract("out0")[1]
+        if self.device_cache:
+            dec = caches.decoder
+            dec.restore(caches.length, caches.serial)
+            hidden = Mat(dec.step(feed["in0"], feed["in1"], feed["in2"], feed["in3"]))
+            out_caches = self.llm.DeviceCache(dec, dec.length, dec.serial)
+        else:
+            with self.net.create_extractor() as ex:
+                for k, v in feed.items():
+                    ex.input(k, Mat(v))
+                for k, m in zip(self.caches, caches):
+                    ex.input(k, m)
+                out_caches = [ex.extract("out_" + k)[1] for k in self.caches]
+                hidden = ex.extract("out0")[1]
         logits = None
         if self.proj is not None:
             with self.proj.create_extractor() as ex:

@@ -27,10 +27,16 @@ import numpy as np
 from .argcheck import check_extract, check_input
 from .batch_forward import forward_batched, item, stack_items
 from .blas_threads import set_blas_threads, update_load_cap
-from .errors import ArgumentTypeError, BlobNotFoundError, Error, LayerError
+from .errors import ArgumentError, ArgumentTypeError, BlobNotFoundError, Error, LayerError
 from .layer import layer_failure
 from .log import logger
 from .mat import Mat, input_values
+
+
+def _is_vkmat(value) -> bool:
+    """A VkMat, without importing the GPU runtime (no VkMat exists before it is loaded)."""
+    vkmat = sys.modules.get("vkncnn.gpu.vulkan.vkmat")
+    return vkmat is not None and isinstance(value, vkmat.VkMat)
 
 
 def run_deferred_releases() -> None:
@@ -150,9 +156,15 @@ class Extractor:
         return index
 
     def input(self, blob, mat) -> int:
-        """Feed a Mat (or any array-like, converted as Mat() does) to a blob."""
+        """Feed a Mat (or any array-like, converted as Mat() does) to a blob.
+
+        Beyond pyncnn: on the GPU path a VkMat on the net's device (such as a KV cache kept
+        there, vkncnn.llm.Decoder) is read where it is, without an upload.
+        """
         check_input(blob, mat)
         index = self._resolve(blob)
+        if _is_vkmat(mat):
+            return self._input_device(index, mat)
         if not isinstance(mat, Mat):
             mat = Mat(mat)
         # an empty Mat is allowed, as in ncnn (e.g. a first, empty KV cache)
@@ -171,6 +183,22 @@ class Extractor:
             items, self._items = self._items, None
             for twin in items:
                 twin.clear()
+        return 0
+
+    def _input_device(self, index: int, vkmat) -> int:
+        name = self.net.graph.blobs[index].name
+        if not self._use_gpu():
+            raise ArgumentTypeError(f"input({name!r}): a VkMat (device tensor) needs the net on the GPU path "
+                                    "(opt.use_vulkan_compute and a Vulkan device); give a Mat")
+        if vkmat.allocator is not None and getattr(vkmat.allocator, "vkdev", None) is not self.net.gpu.vkdev:
+            raise ArgumentError(f"input({name!r}): the VkMat lives on another Vulkan device than the net's")
+        if self._items is not None:
+            items, self._items = self._items, None
+            for twin in items:
+                twin.clear()
+        self._blobs.pop(index, None)
+        self._set_batch(index, 1)
+        self._gpu_state().input_device(index, vkmat)
         return 0
 
     def extract(self, blob, *args, type: int = 0):

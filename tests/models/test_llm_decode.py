@@ -18,6 +18,7 @@ weights, so a case takes seconds; `-m slow` adds every decoder, and full depth.
 import numpy as np
 import pytest
 
+from vkncnn.llm import Decoder
 from vkncnn.testing import rel_err
 from vkncnn.tools.benchmark_models import LLM_MODELS, llm_decoder_path
 from vkncnn.tools.llm_steps import NcnnDecoder, VkncnnDecoder, joined_feed, run_steps, sequence_feeds
@@ -70,6 +71,28 @@ def test_gpu_decode_matches_numpy(name, blocks, fp16, tol, tmp_path_factory):
     for i, (got, want) in enumerate(zip(caches, want_caches)):
         assert got.shape[1] == PREFILL + STEPS
         assert rel_err(got, want) <= tol, f"cache {gpu.caches[i]}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("fp16,tol", [pytest.param(False, 1e-3, marks=pytest.mark.slow), (True, 3e-2)],
+                         ids=["fp32", "fp16"])  # fp32: tests/test_generate.py runs the tiny model so
+@pytest.mark.parametrize("name,blocks", _models(2, FAST_GPU) + _models(None))
+def test_gpu_device_cache_decode_matches_numpy(name, blocks, fp16, tol, tmp_path_factory):
+    """The caches kept on the device (vkncnn.llm.Decoder), grown past their headroom on the way."""
+    path, weights = _decoder(name, blocks, tmp_path_factory)
+    lengths = [PREFILL] + [1] * (STEPS + 2)
+    feeds = sequence_feeds(name, lengths)
+    want_rows, want_caches = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
+    gpu = VkncnnDecoder(path, weights, gpu=True, fp16=fp16)
+    if gpu.net.gpu is None:
+        pytest.skip("no Vulkan device")
+    dec = Decoder(gpu.net, capacity=8, headroom=0)  # 8 rows, grown to 12 at the fourth step
+    rows = [dec.step(f["in0"], f["in1"], f["in2"], f["in3"]) for f in feeds]
+    assert dec.length == 10 and dec.capacity == 12
+    for step, (got, want) in enumerate(zip(rows, want_rows)):
+        assert rel_err(got, want) <= tol, f"out0 of step {step}"
+    for name_, got, want in zip(dec.cache_names, dec.caches(), want_caches):
+        assert got.shape == want.shape and rel_err(got, want) <= tol, f"cache {name_}"
 
 
 @pytest.mark.parametrize("name,blocks", _models(2) + _models(None))

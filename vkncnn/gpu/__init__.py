@@ -35,6 +35,7 @@ _EXPORTS = {
     "HostSlot": "vulkan.command",
     "ReplanNeeded": "vulkan.command",
     "Download": "vulkan.command",
+    "transfer_bytes": "vulkan.command",
     "convert_packing": "vulkan.packing",
     "ShaderProgram": "shader_program",
     "ShaderBuffer": "shader_buffer",
@@ -66,6 +67,7 @@ __all__ = [
     "get_gpu_device",
     "get_gpu_info",
     "run_shader",
+    "transfer_bytes",
     "validation_messages",
 ]
 

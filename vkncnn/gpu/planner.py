@@ -12,7 +12,10 @@ and a device exists) and prepares its layers for it. Each Extractor then gets a
 * the plan is kept, keyed by the input shapes, the requested blob and what was
   already computed. The next extract with the same key (the next inference)
   only refreshes the input uploads and replays the recorded command buffers:
-  per-inference Python work does not grow with the number of layers.
+  per-inference Python work does not grow with the number of layers;
+* an input may also be a VkMat already on the device (a KV cache kept there,
+  gpu/kv_cache.py): the plan binds its buffer, so its key holds the buffer's
+  identity and shape, and the plan replays only for that same buffer.
 """
 
 from __future__ import annotations
@@ -326,15 +329,23 @@ class GpuExtractorState:
         self.opt = opt
         self.plans: list[Plan] = []
         self.device_blobs: dict[int, object] = {}
+        self.device_inputs: dict[int, object] = {}  # VkMats given as inputs: read (and written) in place
 
     def forget(self, blob_index: int) -> None:
         """A new input replaces this blob: its device copy is stale (blobs computed from it
         stay, as an ncnn extractor keeps what it computed)."""
         self.device_blobs.pop(blob_index, None)
+        self.device_inputs.pop(blob_index, None)
+
+    def input_device(self, blob_index: int, vkmat) -> None:
+        """Feed a VkMat on this net's device to a blob: layers read it where it is, no upload."""
+        self.forget(blob_index)
+        self.device_blobs[blob_index] = self.device_inputs[blob_index] = vkmat
 
     def release(self) -> None:
         plans, self.plans = self.plans, []
         self.device_blobs = {}
+        self.device_inputs = {}
         self.netgpu.return_plans(plans)
 
     # -- extract ----------------------------------------------------------------------------
@@ -343,7 +354,8 @@ class GpuExtractorState:
         plans of this extractor whose device blobs it reads (by serial: their buffers)."""
         host = tuple(sorted((bi, a.shape, a.dtype.str) for bi, a in self.blobs.items()))
         earlier = tuple(plan.serial for plan in self.plans)
-        return (target, host, earlier, tuple(sorted(self.device_blobs)), self._opt_key())
+        given = tuple(sorted((bi, v.binding_key()) for bi, v in self.device_inputs.items()))
+        return (target, host, earlier, tuple(sorted(self.device_blobs)), given, self._opt_key())
 
     def _opt_key(self):
         o = self.opt
@@ -393,6 +405,9 @@ class GpuExtractorState:
             self.netgpu.lend_new_plan(plan)
             try:
                 self._record_into(plan, target)
+                # a device input may get its buffer while the plan records (a KV cache's first
+                # writer sizes it): the plan is for the buffers it bound
+                plan.key = self._key(target)
                 return plan
             except _LayerToCpu as moved:
                 # a kernel did not fit: record the whole plan again with that layer on the CPU

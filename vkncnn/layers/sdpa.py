@@ -7,7 +7,11 @@ GPU: three dispatches per chunk of heads (shaders/sdpa_*.comp): q k^T * scale + 
 an fp32 score buffer (4 x 4 register blocks per invocation), a row softmax in place, then
 P v into the output (4 x 4 blocks again). With
 kv_cache, sdpa_kvcat.comp first writes past+current k and v (the extra outputs), and the
-attention reads those. Heads are processed in chunks so the score buffer stays bounded.
+attention reads those. Past k and v kept on the device between steps (KvCacheMat,
+gpu/kv_cache.py) are written in place instead (sdpa_kvcache.comp, at the row the cache's
+position buffer names); the attention then reads every row of the cache's capacity, the
+mask hiding those past its length, and the extra outputs are the caches themselves.
+Heads are processed in chunks so the score buffer stays bounded.
 Everything is pack1 (the runtime repacks inputs); int8_scale_term runs on the CPU.
 """
 
@@ -15,6 +19,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
+from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
@@ -90,7 +95,27 @@ class SDPA(Layer):
         self.softmax_rows = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [1])   # an invocation per row
         self.softmax_group = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [0])  # a workgroup per row
         self.kvcat = make("sdpa_kvcat", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
+        self.kvwrite = make("sdpa_kvcache", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
         return 0
+
+    def _write_device_cache(self, cmd, cache, cur, groups: int, width: int, what: str):
+        """The current rows written in place into a cache kept on the device; returns the
+        whole cache, (groups, capacity, width), as the attention's k or v and the extra output."""
+        if not isinstance(cache, KvCacheMat):
+            raise ShapeError(f"SDPA past_{what}: past_k and past_v are both device KV caches or neither, "
+                             f"got a {type(cache).__name__}")
+        if not self.attn_mask:
+            raise ShapeError("SDPA with a device KV cache needs its attention mask input (5=1): the mask "
+                             "hides the cache's rows past its length")
+        cache.bind(groups, width, cur.elemsize)
+        cur_rows = cur.numpy_shape()[1]
+        if cur_rows > cache.h:
+            raise ShapeError(f"SDPA: {cur_rows} new rows do not fit device KV cache {cache.name!r} of "
+                             f"{cache.h} rows")
+        total = groups * cur_rows * width
+        cmd.record_pipeline(self.kvwrite, [cur, cache, cache.position], [total, cur_rows, width, cache.h],
+                            rows.flat_dispatch(total))
+        return cache.reshape(cache.w, cache.h, 1, cache.c, dims=3)  # a view: the plan's blob, the cache's buffer
 
     def _concat_cache(self, cmd, opt, past, cur, groups: int, width: int, what: str):
         """past rows + current rows per kv head, a new (groups, rows, width) VkMat."""
@@ -118,10 +143,15 @@ class SDPA(Layer):
         heads, src, d = qs
         groups, dv = ks[0], vs[2]
         tops = []
+        past = 4 if self.attn_mask else 3
+        on_device = self.kv_cache and any(isinstance(b, KvCacheMat) for b in bottoms[past:past + 2])
         if self.kv_cache:
-            past = 4 if self.attn_mask else 3
-            k = self._concat_cache(cmd, opt, bottoms[past], k, groups, d, "k")
-            v = self._concat_cache(cmd, opt, bottoms[past + 1], v, groups, dv, "v")
+            if on_device:
+                k = self._write_device_cache(cmd, bottoms[past], k, groups, d, "k")
+                v = self._write_device_cache(cmd, bottoms[past + 1], v, groups, dv, "v")
+            else:
+                k = self._concat_cache(cmd, opt, bottoms[past], k, groups, d, "k")
+                v = self._concat_cache(cmd, opt, bottoms[past + 1], v, groups, dv, "v")
             if k.h != v.h:
                 raise ShapeError(f"SDPA past_k and past_v hold {k.h - ks[1]} and {v.h - vs[1]} rows")
             tops = [k, v]
@@ -135,7 +165,8 @@ class SDPA(Layer):
             mask = bottoms[3]
             ms = mask.numpy_shape()
             if len(ms) not in (2, 3) or ms[-2:] != (src, dst) or (len(ms) == 3 and ms[0] not in (1, heads)):
-                raise ShapeError(f"SDPA mask {ms} does not fit scores of {heads} heads x ({src}, {dst})")
+                device = " (with a device KV cache, dst is the cache's capacity)" if on_device else ""
+                raise ShapeError(f"SDPA mask {ms} does not fit scores of {heads} heads x ({src}, {dst}){device}")
             mask_cstep = src * dst if len(ms) == 3 and ms[0] > 1 else 0
 
         out = VkMat.create(dv, src, 1, heads, dims=3, elemsize=q.elemsize, elempack=1,

@@ -9,6 +9,9 @@ hidden) array, or a callable ids -> (len, hidden) array. Each of the nets runs o
 its own opt.use_vulkan_compute chose. Nets of the ncnn pip package work too, given
 mat_type=ncnn.Mat. Only the last position's hidden state goes through
 proj_out: that is all the next token needs.
+
+A vkncnn decoder on the GPU path keeps its KV cache on the device (decoder.py: device_step,
+DeviceCache); any other decoder passes the caches as Mats (mat_cache_step.py: decoder_step).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import numpy as np
 from ..array_checks import is_int
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..mat import Mat
+from .decoder import Decoder, DeviceCache, device_cache_problem, device_step
 from .decoder_inputs import causal_mask, rope_tables
 from .mat_cache_step import MatCache, cache_blob_names, decoder_step, empty_cache
 from .sampling import SamplingParams, next_token
@@ -62,7 +66,7 @@ class Generator:
 
     def __init__(self, decoder, proj_out, embedding, *, head_dim: int, rope_base: float = 10000.0,
                  tokenizer=None, vocab_size: int | None = None, stop_tokens: Sequence[int] = (),
-                 max_context: int | None = None, step: Callable = decoder_step, mat_type=Mat) -> None:
+                 max_context: int | None = None, step: Callable | None = None, mat_type=Mat) -> None:
         if not is_int(head_dim) or head_dim <= 0 or head_dim % 2:
             raise ArgumentError(f"head_dim: expected a positive even int, got {head_dim!r:.40}")
         self.decoder, self.proj_out = decoder, proj_out
@@ -91,11 +95,15 @@ class Generator:
         self.tokenizer, self.vocab_size = tokenizer, vocab_size
         self.stop_tokens = self._token_list(stop_tokens, "stop_tokens")
         self.max_context = max_context
-        self.step = step  # the per-step function: a device-resident cache swaps in here
+        if step is None:  # the cache on the device where the decoder can keep it there, else Mats
+            step = device_step if mat_type is Mat and device_cache_problem(decoder) is None else decoder_step
+        self.step = step  # the per-step function (decoder_step, device_step or the caller's own)
         self.mat_type = mat_type  # the Mat class of the nets' module (vkncnn's, or the ncnn package's)
+        self._spare: DeviceCache | None = None  # device buffers a finished generation left, for the next
 
     # -- the two phases ---------------------------------------------------------------
-    def forward(self, ids: Sequence[int], cache: MatCache) -> tuple[np.ndarray, MatCache]:
+    def forward(self, ids: Sequence[int], cache: MatCache | DeviceCache
+                ) -> tuple[np.ndarray, MatCache | DeviceCache]:
         """Feed ids after what `cache` holds: (logits of the last position (vocab,), the grown cache)."""
         past, new = cache.length, len(ids)
         cos, sin = rope_tables(past, new, self.head_dim, self.rope_base)
@@ -106,8 +114,17 @@ class Generator:
                                   cache, self.mat_type)
         return run_one(self.proj_out, np.ascontiguousarray(hidden), self.mat_type).reshape(-1), cache
 
-    def new_cache(self) -> MatCache:
+    def new_cache(self) -> MatCache | DeviceCache:
+        """An empty cache for forward(): device buffers of its own with device_step, else Mats."""
+        if self.step is device_step:
+            return DeviceCache(Decoder(self.decoder))
         return empty_cache(self.cache_names, self.mat_type)
+
+    def _take_cache(self) -> MatCache | DeviceCache:
+        """A generation's cache: the device buffers an earlier one finished with, when there are some
+        (their plans replay), else a new cache. Two generations at once each get their own."""
+        spare, self._spare = self._spare, None
+        return spare.restart() if spare is not None and self.step is device_step else self.new_cache()
 
     # -- generation -------------------------------------------------------------------
     def stream(self, prompt, max_new_tokens: int = 64, *, temperature: float = 0.0, top_k: int = 0,
@@ -131,17 +148,22 @@ class Generator:
         if max_new_tokens == 0:
             return
         history = list(ids)
-        logits, cache = self.forward(ids, self.new_cache())  # prefill: the whole prompt in one step
-        for produced in range(max_new_tokens):
-            if logits_out is not None:
-                logits_out.append(logits)
-            token = next_token(logits, params, rng, history)
-            if token in stops:
-                return
-            yield token
-            history.append(token)
-            if produced + 1 < max_new_tokens:
-                logits, cache = self.forward([token], cache)  # decode: one token against the cache
+        cache = self._take_cache()
+        try:
+            logits, cache = self.forward(ids, cache)  # prefill: the whole prompt in one step
+            for produced in range(max_new_tokens):
+                if logits_out is not None:
+                    logits_out.append(logits)
+                token = next_token(logits, params, rng, history)
+                if token in stops:
+                    return
+                yield token
+                history.append(token)
+                if produced + 1 < max_new_tokens:
+                    logits, cache = self.forward([token], cache)  # decode: one token against the cache
+        finally:
+            if isinstance(cache, DeviceCache):
+                self._spare = cache
 
     def generate(self, prompt, max_new_tokens: int = 64, *, on_token: Callable[[int], None] | None = None,
                  **sampling) -> Generation:

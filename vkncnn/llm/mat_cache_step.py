@@ -3,8 +3,8 @@
 A step feeds the new tokens' embeddings, the mask, the RoPE tables and every layer's cached
 keys and values (cache_k0, cache_v0, ...), and takes back the hidden states and the caches
 with the new tokens appended (out_cache_k0, ...). Those Mats go straight into the next step.
-On the GPU path each step uploads and downloads the caches; a device-resident cache would
-replace this one function (same arguments, same results) and keep them on the device.
+On the GPU path each step uploads and downloads the caches; device_step (decoder.py) takes
+the same arguments and gives the same results with the caches kept on the device.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ Per inference the Python cost is then one pre-action per input, one submit per
 segment and one post-action per output: it does not grow with tensor size or layer
 count. Host-side packing and fp16 casting are single vectorised numpy copies.
 
+transfer_bytes() counts the bytes these copies move between host and device as they
+run (a replay counts again): what crosses per inference can be measured, and tested.
+
 Barriers: every buffer access goes through a BarrierTracker (barriers.py).
 Descriptor sets are written at record time (descriptors.py). VkMats made here belong
 to the caller; release() frees the command buffers, descriptor pools and staging.
@@ -24,6 +27,7 @@ to the caller; release() frees the command buffers, descriptor pools and staging
 
 from __future__ import annotations
 
+import threading
 from types import SimpleNamespace
 
 import numpy as np
@@ -53,6 +57,39 @@ from .vkmat import VkMat, pack_into, storage_dtype, unpack
 # fp16 blobs of at least this many values are cast to fp32 on the GPU before a download
 # (VkCompute._cast_for_download); smaller ones on the host, where it costs less than a dispatch
 DOWNLOAD_CAST_MIN = 4096
+
+
+class _TransferCounter:
+    """Bytes copied host -> device and device -> host since the process started, counted when
+    the copies run (a staging buffer filled, a download read back), not when recorded."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.uploaded = 0
+        self.downloaded = 0
+
+    def add(self, uploaded: int = 0, downloaded: int = 0) -> None:
+        with self._lock:
+            self.uploaded += uploaded
+            self.downloaded += downloaded
+
+
+_transfers = _TransferCounter()
+
+
+def transfer_bytes() -> tuple[int, int]:
+    """(bytes uploaded, bytes downloaded) between host and device so far, all devices together.
+
+    Take it before and after a run: the differences are what the run moved. Writes the host
+    makes straight into mapped device memory (count_upload) are included.
+    """
+    with _transfers._lock:
+        return _transfers.uploaded, _transfers.downloaded
+
+
+def count_upload(nbytes: int) -> None:
+    """Count bytes the host wrote into mapped memory that a shader reads (no staging copy)."""
+    _transfers.add(uploaded=int(nbytes))
 
 
 class HostSlot:
@@ -242,6 +279,7 @@ class VkCompute:
         view = staging.mapped[:nbytes].view(dtype).reshape(dst.packed_shape())
         if slot is None:
             pack_into(view, array, elempack)  # constant data: packed once, now
+            _transfers.add(uploaded=nbytes)
         else:
             shape, host_dtype = array.shape, array.dtype
 
@@ -251,6 +289,7 @@ class VkCompute:
                     got = None if a is None else f"{a.shape} {a.dtype}"
                     raise ReplanNeeded(f"input changed from {shape} {host_dtype} to {got}")
                 pack_into(view, a, elempack)
+                _transfers.add(uploaded=nbytes)
             self._open_segment().pre.append(refill)
         self._use(staging)
         self._use(dst)
@@ -338,6 +377,7 @@ class VkCompute:
 
         def read_back() -> None:
             download.array = unpack(view, elempack, n, out_dtype)
+            _transfers.add(downloaded=nbytes)
         seg.post.append(read_back)
         if cast:
             src.release()  # the recorder keeps the buffer pinned while its commands use it
@@ -364,6 +404,49 @@ class VkCompute:
         dst = VkMat.create_like(src, self.blob_allocator(opt))
         self._record_copy(self._use(src), self._use(dst), src.nbytes())
         return dst
+
+    def record_fill(self, dst: VkMat, word: int = 0, rows: tuple[int, int] | None = None) -> None:
+        """Set dst's bytes to copies of the 32-bit `word` (0: zeros in every scalar type).
+
+        rows=(first, stop): only those rows (along h) of every channel of a pack1 tensor. Vulkan
+        fills whole 4-byte words: each channel's byte range is rounded out to them, so with
+        2-byte scalars and an odd row width one more scalar on either side may be set too.
+        """
+        if dst.empty():
+            return
+        seg = self._open_segment()
+        bm = self._use(dst)
+        self._tracker.access(seg.cmdbuf, [(bm, TRANSFER, 0, TRANSFER_WRITE)])
+        if rows is None:
+            spans = [(0, dst.nbytes())]
+        else:
+            row = dst.w * dst.elemsize
+            first, stop = max(0, rows[0]), min(dst.h, rows[1])
+            spans = [(q * dst.cstep * dst.elemsize + first * row, (stop - first) * row)
+                     for q in range(dst.c)] if stop > first else []
+        for start, size in spans:
+            lo, hi = start // 4 * 4, min(-(-(start + size) // 4) * 4, bm.capacity)  # the size class holds the tail
+            vk.lib.vkCmdFillBuffer(seg.cmdbuf, bm.buffer, bm.offset + lo, hi - lo, word & 0xFFFFFFFF)
+            seg.commands += 1
+
+    def record_copy_channels(self, src: VkMat, dst: VkMat) -> None:
+        """Copy each channel of `src` to the start of the same channel of `dst`, whose channels
+        may be longer (a (c, h, w) tensor grown along h): one region per channel, no shader."""
+        if src.empty():
+            return
+        if (src.elempack, src.elemsize, src.c) != (dst.elempack, dst.elemsize, dst.c) or src.cstep > dst.cstep:
+            raise GpuError(f"record_copy_channels: {src!r} does not fit the channels of {dst!r}")
+        seg = self._open_segment()
+        sbm, dbm = self._use(src), self._use(dst)
+        self._tracker.access(seg.cmdbuf, [(sbm, TRANSFER, TRANSFER_READ, 0), (dbm, TRANSFER, 0, TRANSFER_WRITE)])
+        n, es = src.c, src.elemsize
+        regions = vk.ffi.new("VkBufferCopy[]", n)
+        for q, region in enumerate(regions):
+            region.srcOffset = sbm.offset + q * src.cstep * es
+            region.dstOffset = dbm.offset + q * dst.cstep * es
+            region.size = src.cstep * es
+        vk.lib.vkCmdCopyBuffer(seg.cmdbuf, sbm.buffer, dbm.buffer, n, regions)
+        seg.commands += 1
 
     def record_pipeline(self, pipeline, bindings: list, constants: list, dispatcher) -> None:
         """Dispatch `pipeline` over `dispatcher` (a VkMat: (w, h*d, c), or global sizes (x, y, z))."""

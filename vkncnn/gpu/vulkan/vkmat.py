@@ -130,6 +130,13 @@ class VkMat:
                  4: (self.c, self.d, self.h, self.w)}.get(self.dims, (0,))
         return shape + (self.elempack,) if self.elempack > 1 else shape
 
+    def binding_key(self) -> tuple:
+        """What a recorded command that binds this VkMat depends on: its buffer and its shape.
+        A plan handed this VkMat as an input replays only for a VkMat with an equal key."""
+        bm = self.data
+        return (None if bm is None else (bm.key, bm.offset), self.dims, self.w, self.h, self.d, self.c,
+                self.elemsize, self.elempack)
+
     @property
     def buffer(self):
         return None if self.data is None else self.data.buffer
