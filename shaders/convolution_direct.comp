@@ -1,4 +1,5 @@
 // variants: PX=1,2,4
+// fp16a: all
 #version 450
 
 // Convolution of a pack4 input into a pack4 output, computed directly: no tiles, no
@@ -22,6 +23,8 @@
 // channel. Needs inc_g and outc_g divisible by 4 (whole items per group).
 // residual_term: a blob of the output's shape is added before the activation (a residual
 // connection folded in by the planner: conv -> Eltwise sum -> ReLU in one dispatch).
+// With fp16 arithmetic the 4x4 blocks multiply in fp16, summed in fp16 over 4 loop steps (16
+// products per value) and then into the fp32 sums; the epilogue is fp32 either way.
 //
 // Measured and not adopted (H200, whole models, same process): unrolling the K loop 2 or
 // 4 steps with all their loads issued first changed nothing beyond noise (resnet50 1.272
@@ -71,6 +74,13 @@ layout (binding = 4) readonly buffer residual_blob { sfpvec4 residual_data[]; };
 // the split-K partial sums of a workgroup (at most 256 invocations)
 shared vec4 partial[256 * PX];
 
+#if NCNN_fp16_arithmetic
+#define afpmat4 f16mat4
+#define CHUNK 4     // loop steps summed in fp16 before they join the fp32 sums
+#else
+#define afpmat4 mat4
+#endif
+
 const int IC4 = inc_g / 4;
 const int TAPS = kernel_w * kernel_h;
 const int STEPS = TAPS * IC4;
@@ -99,6 +109,15 @@ void main()
     vec4 sum[PX];
     for (int j = 0; j < PX; j++)
         sum[j] = vec4(0.f);
+#if NCNN_fp16_arithmetic
+    afpvec4 part[PX];
+    for (int j = 0; j < PX; j++)
+        part[j] = afpvec4(0.f);
+    int pending = 0;
+#define ACC part
+#else
+#define ACC sum
+#endif
 
     for (int it = tz; it < STEPS; it += lz)
     {
@@ -107,20 +126,36 @@ void main()
         const int kx = tap % kernel_w;
         const int in_base = (in_item0 + it % IC4) * in_cstep;
         // mat4 columns are the output channels' weight rows: v * W = (dot(v, row_0), ..., dot(v, row_3))
-        const mat4 wt = mat4(vec4(buffer_ld4(weight_data, row * K4 + it)),
-                             vec4(buffer_ld4(weight_data, (row + 1) * K4 + it)),
-                             vec4(buffer_ld4(weight_data, (row + 2) * K4 + it)),
-                             vec4(buffer_ld4(weight_data, (row + 3) * K4 + it)));
+        const afpmat4 wt = afpmat4(buffer_ld4(weight_data, row * K4 + it),
+                                   buffer_ld4(weight_data, (row + 1) * K4 + it),
+                                   buffer_ld4(weight_data, (row + 2) * K4 + it),
+                                   buffer_ld4(weight_data, (row + 3) * K4 + it));
         for (int j = 0; j < PX; j++)
         {
             const int iy = corner[j].x + ky * dilation_h;
             const int ix = corner[j].y + kx * dilation_w;
-            vec4 v = vec4(pad_value);
+            afpvec4 v = afpvec4(pad_value);
             if (iy >= 0 && ix >= 0 && iy < h && ix < w)
-                v = vec4(buffer_ld4(bottom_blob_data, in_base + iy * w + ix));
-            sum[j] += v * wt;
+                v = buffer_ld4(bottom_blob_data, in_base + iy * w + ix);
+            ACC[j] += v * wt;
         }
+#if NCNN_fp16_arithmetic
+        if (++pending == CHUNK)
+        {
+            for (int j = 0; j < PX; j++)
+            {
+                sum[j] += vec4(part[j]);
+                part[j] = afpvec4(0.f);
+            }
+            pending = 0;
+        }
+#endif
     }
+#if NCNN_fp16_arithmetic
+    for (int j = 0; j < PX; j++)
+        sum[j] += vec4(part[j]);
+#endif
+#undef ACC
 
     if (lz > 1)
     {
@@ -145,8 +180,7 @@ void main()
             vec4 r = sum[j] + bias;
             if (residual_term == 1)
                 r += vec4(buffer_ld4(residual_data, o));
-            buffer_st4(top_blob_data, o, activation_afpvec4(afpvec4(r), activation_type,
-                                                           activation_param_0, activation_param_1));
+            buffer_st4(top_blob_data, o, activation_vec4(r, activation_type, activation_param_0, activation_param_1));
         }
     }
 }

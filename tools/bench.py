@@ -61,6 +61,7 @@ class VkncnnRunner:
         o.use_vulkan_compute = args.gpu
         o.num_threads = args.threads
         o.use_fp16_storage = o.use_fp16_packed = args.fp16
+        o.use_fp16_arithmetic = args.fp16 and getattr(args, "fp16_arithmetic", True)
         if args.gpu:
             self.net.set_vulkan_device(args.device)
         self.net.load_param(param)
@@ -140,7 +141,8 @@ class NcnnRunner:
         o = self.net.opt
         o.use_vulkan_compute = args.gpu
         o.num_threads = args.threads
-        o.use_fp16_storage = o.use_fp16_packed = o.use_fp16_arithmetic = args.fp16
+        o.use_fp16_storage = o.use_fp16_packed = args.fp16
+        o.use_fp16_arithmetic = args.fp16 and getattr(args, "fp16_arithmetic", True)
         o.use_bf16_storage = False
         if args.gpu:
             self.net.set_vulkan_device(args.device)
@@ -237,6 +239,9 @@ def add_runner_arguments(ap: argparse.ArgumentParser) -> None:
     prec = ap.add_mutually_exclusive_group()
     prec.add_argument("--fp16", dest="fp16", action="store_true", default=True, help="fp16 storage (default)")
     prec.add_argument("--fp32", dest="fp16", action="store_false", help="fp32 storage")
+    ap.add_argument("--no-fp16-arithmetic", dest="fp16_arithmetic", action="store_false",
+                    help="with fp16 storage, compute in fp32 (default: fp16 arithmetic where the device has it, "
+                         "as ncnn)")
 
 
 def add_arguments(ap: argparse.ArgumentParser) -> None:

@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     source = resolve_model(args.param, args.shape, args.bin)
     warmup_s = args.warmup_s if args.warmup_s is not None else (1.0 if args.gpu else 0.0)
     profile = profile_model(source, gpu=args.gpu, fp16=args.fp16, loops=args.loops, warmup_s=warmup_s,
-                            device=args.device, threads=args.threads)
+                            device=args.device, threads=args.threads, fp16_arithmetic=args.fp16_arithmetic)
     if args.output:
         _write(args.output, render_html(profile), "report")
     if args.trace:

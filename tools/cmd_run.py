@@ -182,6 +182,7 @@ def load_net(args: argparse.Namespace) -> vkncnn.Net:
     o.use_vulkan_compute = args.gpu
     o.num_threads = args.threads
     o.use_fp16_storage = o.use_fp16_packed = args.fp16
+    o.use_fp16_arithmetic = args.fp16 and args.fp16_arithmetic
     if args.gpu:
         net.set_vulkan_device(args.device)
     if str(param).endswith(".bin"):

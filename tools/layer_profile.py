@@ -119,13 +119,15 @@ def cpu_name() -> str:
     return platform.processor() or platform.machine() or "CPU"
 
 
-def _new_net(source: ModelSource, gpu: bool, fp16: bool, device: int, threads: int) -> vkncnn.Net:
+def _new_net(source: ModelSource, gpu: bool, fp16: bool, device: int, threads: int,
+             fp16_arithmetic: bool = True) -> vkncnn.Net:
     net = vkncnn.Net()
     opt = net.opt
     opt.use_vulkan_compute = gpu
     opt.num_threads = threads
+    opt.use_fp16_arithmetic = fp16 and fp16_arithmetic
     if not fp16:
-        opt.use_fp16_storage = opt.use_fp16_packed = opt.use_fp16_arithmetic = False
+        opt.use_fp16_storage = opt.use_fp16_packed = False
     if gpu:
         net.set_vulkan_device(device)
     path = str(source.param)
@@ -205,13 +207,13 @@ def _warm_up(runner: _Runner, warmup_s: float) -> int:
 
 
 def profile_model(source: ModelSource, gpu: bool = False, fp16: bool = True, loops: int = 10,
-                  warmup_s: float = 0.0, device: int = 0, threads: int = 1) -> Profile:
+                  warmup_s: float = 0.0, device: int = 0, threads: int = 1, fp16_arithmetic: bool = True) -> Profile:
     """Load the model, warm it up, and time `loops` inferences layer by layer."""
     if loops < 1:
         raise CommandError(f"--loops must be at least 1, got {loops}")
     if warmup_s < 0:
         raise CommandError(f"--warmup-s must be 0 or more, got {warmup_s}")
-    net = _new_net(source, gpu, fp16, device, threads)
+    net = _new_net(source, gpu, fp16, device, threads, fp16_arithmetic)
     runner = _Runner(net, source.random_inputs())
     order = _execution_order(net)
     if gpu:
@@ -221,7 +223,8 @@ def profile_model(source: ModelSource, gpu: bool = False, fp16: bool = True, loo
         spans = [runner.infer() for _ in range(loops)]
         layers = _gpu_timings(net, order, net.gpu.layer_times, loops)
         device_name = net.vulkan_device().info.device_name()
-        precision = "fp16 storage" if fp16 and net.opt.use_fp16_storage else "fp32"
+        precision = ("fp16 storage and arithmetic" if fp16 and net.opt.use_fp16_arithmetic else
+                     "fp16 storage" if fp16 and net.opt.use_fp16_storage else "fp32")
         clock = "GPU timestamps (device time)"
         shape_net = _new_net(source, False, fp16, device, threads)  # blob shapes from one numpy run
     else:

@@ -2,9 +2,9 @@
 
 Unit tests of the clamp (a profile lowers a limit, a feature the profile lacks is reported
 absent), then models run on lavapipe under every shipped profile: results match the numpy
-path (fp32 1e-3, fp16 storage 3e-2 where the profile allows fp16) and the limit guard
-(device_limits) never fires. The full grid (every benchmark model, every profile, both
-storages) is `-m slow`.
+path (fp32 1e-3, fp16 storage 3e-2 where the profile allows fp16, and so fp16 arithmetic
+where it allows that) and the limit guard (device_limits) never fires. The full grid (every
+benchmark model, every profile, every precision) is `-m slow`.
 """
 
 import json
@@ -17,6 +17,7 @@ from tests.oracle import run_vkncnn
 from vkncnn.errors import GpuError
 from vkncnn.gpu.vulkan import device_limits, device_profile, instance
 from vkncnn.tools.benchmark_models import INPUT_SHAPES
+from vkncnn.tools.compare_models import run_vkncnn as run_vkncnn_fp16a
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")]
 
@@ -125,12 +126,15 @@ def test_vulkan_1_0_profile_keeps_the_gpu_off(profile_env):
         instance.get_gpu_device(0)
 
 
-def _run_under(name: str, model: str, fp16: bool):
+def _run_under(name: str, model: str, fp16: bool, fp16_arithmetic: bool = False):
     text, inputs, outputs = model_io(model)
     want = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "runs on the CPU here" notes
-        got = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=True, fp16=fp16)
+        if fp16_arithmetic:
+            got = run_vkncnn_fp16a(text, model_weights(model), inputs, outputs, True, True, fp16_arithmetic=True)
+        else:
+            got = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=True, fp16=fp16)
     tol = 3e-2 if fp16 else 1e-3
     for blob in outputs:
         err = output_err(got[blob], want[blob])
@@ -144,6 +148,9 @@ def test_squeezenet_under_profile(name, profile_env):
     _run_under(name, "squeezenet", fp16=False)
     if info.support_fp16_storage() and info.api_version() >= _API_1_1:
         _run_under(name, "squeezenet", fp16=True)
+    if name == "VP_ANDROID_15_minimums":  # fp16 arithmetic in 128-invocation workgroups, 16 KiB shared memory
+        assert info.support_fp16_arithmetic()
+        _run_under(name, "squeezenet", fp16=True, fp16_arithmetic=True)
 
 
 @pytest.mark.parametrize("model", ["mobilenet_v2", "resnet18"])
@@ -153,11 +160,13 @@ def test_models_under_android_baseline(model, profile_env):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("fp16", [False, True, "fp16a"], ids=["fp32", "fp16", "fp16a"])
 @pytest.mark.parametrize("model", list(INPUT_SHAPES))
 @pytest.mark.parametrize("name", PROFILES)
 def test_every_model_under_every_profile(name, model, fp16, profile_env):
     info = profile_env(name)
     if fp16 and not info.support_fp16_storage():
         pytest.skip(f"{name} does not guarantee 16-bit storage")
-    _run_under(name, model, fp16)
+    if fp16 == "fp16a" and not info.support_fp16_arithmetic():
+        pytest.skip(f"{name} does not guarantee fp16 arithmetic")
+    _run_under(name, model, bool(fp16), fp16_arithmetic=fp16 == "fp16a")

@@ -21,6 +21,10 @@ of code (`#version` may come before or after them):
                                         default; build_spirv ships the cartesian product
                                         (times fp32 / fp16 storage)
     // alias: relu_pack4 PACK4=1        a built-in name that means this file with these defines
+    // fp16a: all                       also ship fp16-arithmetic variants (afp = float16_t) of
+    // fp16a: MODE=0                    every combination, or only of those whose listed axes take
+                                        the listed values; without the line, a request for fp16
+                                        arithmetic gets the fp16-storage variant (fp32 arithmetic)
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from ...errors import ShaderCompileError
 
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">]+)[">][ \t]*(//.*)?$')
 _VERSION_RE = re.compile(r"^[ \t]*#[ \t]*version\b")
-_DIRECTIVE_RE = re.compile(r"^[ \t]*//[ \t]*(variants|alias)[ \t]*:(.*)$")
+_DIRECTIVE_RE = re.compile(r"^[ \t]*//[ \t]*(variants|alias|fp16a)[ \t]*:(.*)$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_INCLUDE_DEPTH = 16
 
@@ -138,9 +142,18 @@ def rewrite_log(message: str, files: list[str]) -> str:
 class Manifest:
     variants: dict[str, list[str]] = field(default_factory=dict)   # axis name -> values, default first
     aliases: dict[str, dict[str, str]] = field(default_factory=dict)  # alias -> defines
+    # fp16-arithmetic variants: None = none shipped; {} = every combination; else the axis
+    # values they are shipped for ({"MODE": ["0"]})
+    fp16a: dict[str, list[str]] | None = None
 
     def defaults(self) -> dict[str, str]:
         return {k: v[0] for k, v in self.variants.items()}
+
+    def has_fp16a(self, defines: dict[str, str]) -> bool:
+        """Whether the combination `defines` has an fp16-arithmetic variant."""
+        if self.fp16a is None:
+            return False
+        return all(str(defines.get(k, "")) in values for k, values in self.fp16a.items())
 
 
 def parse_manifest(source: str, name: str = "shader") -> Manifest:
@@ -157,7 +170,18 @@ def parse_manifest(source: str, name: str = "shader") -> Manifest:
             continue
         kind, body = m.group(1), m.group(2).split()
         try:
-            if kind == "variants":
+            if kind == "fp16a":
+                manifest.fp16a = {}
+                for item in body:
+                    if item == "all" and len(body) == 1:
+                        break
+                    key, values = item.split("=", 1)
+                    manifest.fp16a[key] = [v for v in values.split(",") if v != ""]
+                    if not _NAME_RE.match(key) or not manifest.fp16a[key]:
+                        raise ValueError(item)
+                if not body:
+                    raise ValueError(kind)
+            elif kind == "variants":
                 for item in body:
                     key, values = item.split("=", 1)
                     manifest.variants[key] = [v for v in values.split(",") if v != ""]
@@ -170,6 +194,7 @@ def parse_manifest(source: str, name: str = "shader") -> Manifest:
                 manifest.aliases[alias] = dict(a.split("=", 1) for a in assignments)
         except ValueError:
             raise ShaderCompileError(f"shader '{name}': bad manifest line {line.strip()!r} "
-                                     "(expected '// variants: NAME=v1,v2 ...' or '// alias: name NAME=v ...')"
+                                     "(expected '// variants: NAME=v1,v2 ...', '// alias: name NAME=v ...' or "
+                                     "'// fp16a: all' / '// fp16a: NAME=v1,v2 ...')"
                                      ) from None
     return manifest
