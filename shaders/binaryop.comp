@@ -1,4 +1,5 @@
 // variants: PACK4=0,1
+// fp16a: all
 #version 450
 
 // BinaryOp: top = op(a, b) for op_type 0..18 (add sub mul div max min pow rsub rdiv rpow
@@ -54,57 +55,57 @@ const float PI = 3.14159265358979324;
 #include "nonfinite.comp"
 #include "divide.comp"
 
-afp div_(afp x, afp y)
+float div_(float x, float y)
 {
-    return (abs(y) < afp(FLT_MIN) || isinf(y)) ? afp(nan_value()) : divide(x, y);
+    return (abs(y) < FLT_MIN || isinf(y)) ? nan_value() : divide(x, y);
 }
 
 // floor(x / y); a quotient too small for a normal float may come out 0 (GPUs that flush
 // subnormals: NVIDIA), and its floor is still -1 when the signs differ
-afp floor_div_(afp x, afp y)
+float floor_div_(float x, float y)
 {
-    const afp q = div_(x, y);
-    if (q == afp(0.f) && x != afp(0.f) && (x < afp(0.f)) != (y < afp(0.f)))
-        return afp(-1.f);
+    const float q = div_(x, y);
+    if (q == 0.f && x != 0.f && (x < 0.f) != (y < 0.f))
+        return -1.f;
     return floor(q);
 }
 
-afp pow_(afp x, afp y)
+float pow_(float x, float y)
 {
-    afp xc = clamp(x, afp(FLT_MIN), afp(FLT_MAX));
-    afp t = y * log(xc);
-    if (!(x > afp(0.f)) || isnan(t))
-        return afp(EXP_MAX);
-    return min(pow(xc, y), afp(EXP_MAX));
+    float xc = clamp(x, FLT_MIN, FLT_MAX);
+    float t = y * log(xc);
+    if (!(x > 0.f) || isnan(t))
+        return EXP_MAX;
+    return min(pow(xc, y), EXP_MAX);
 }
 
 // atan2 with ncnn's value at the origin: 0 or pi by the sign bit of x alone
-afp atan2_(afp y, afp x)
+float atan2_(float y, float x)
 {
     if (isnan(x) || isnan(y))
-        return afp(nan_value());
-    if (y == afp(0.f) && x == afp(0.f))
-        return (floatBitsToUint(float(x)) & 0x80000000u) != 0u ? afp(PI) : afp(0.f);
+        return nan_value();
+    if (y == 0.f && x == 0.f)
+        return (floatBitsToUint(x) & 0x80000000u) != 0u ? PI : 0.f;
     return atan(y, x);
 }
 
 // |x| mod |y| exactly, for finite x and finite nonzero y: subtract y * 2^k from the top
 // k down (each subtraction is exact, Sterbenz), no division whose rounding could pick the
 // wrong quotient, no fma (which GLSL may split). odd = the quotient's lowest bit.
-afp abs_mod(afp ax, afp ay, out bool odd)
+float abs_mod(float ax, float ay, out bool odd)
 {
     odd = false;
     if (ax < ay)
         return ax;
-    if (ay < afp(FLT_MIN))
-        return afp(0.f);  // a subnormal divisor (many GPUs flush it): the result is within it of 0
+    if (ay < FLT_MIN)
+        return 0.f;  // a subnormal divisor (many GPUs flush it): the result is within it of 0
     int ex, ey;
     frexp(ax, ex);
     frexp(ay, ey);
-    afp t = ldexp(ay, ex - ey);  // ay * 2^k with the exponent of ax
+    float t = ldexp(ay, ex - ey);  // ay * 2^k with the exponent of ax
     if (t > ax)
-        t *= afp(0.5f);
-    afp r = ax;
+        t *= 0.5f;
+    float r = ax;
     for (int i = 0; i < 300; i++)  // at most 278 steps (the float exponent range)
     {
         odd = r >= t;
@@ -112,61 +113,61 @@ afp abs_mod(afp ax, afp ay, out bool odd)
             r -= t;
         if (t <= ay)
             break;
-        t *= afp(0.5f);
+        t *= 0.5f;
     }
     return r;
 }
 
 // C fmod: the sign of x
-afp fmod_(afp x, afp y)
+float fmod_(float x, float y)
 {
-    if (y == afp(0.f) || isinf(x) || isnan(x) || isnan(y))
-        return afp(nan_value());
+    if (y == 0.f || isinf(x) || isnan(x) || isnan(y))
+        return nan_value();
     if (isinf(y))
         return x;
     bool odd;
-    afp r = abs_mod(abs(x), abs(y), odd);
-    return x < afp(0.f) ? -r : r;
+    float r = abs_mod(abs(x), abs(y), odd);
+    return x < 0.f ? -r : r;
 }
 
 // IEEE remainder: x - n * y with n = x / y rounded half to even
-afp remainder_(afp x, afp y)
+float remainder_(float x, float y)
 {
-    if (y == afp(0.f) || isinf(x) || isinf(y) || isnan(x) || isnan(y))
-        return afp(nan_value());
+    if (y == 0.f || isinf(x) || isinf(y) || isnan(x) || isnan(y))
+        return nan_value();
     bool odd;
-    afp ay = abs(y);
-    afp r = abs_mod(abs(x), ay, odd);
-    if (r > afp(0.5f) * ay || (r == afp(0.5f) * ay && odd))
+    float ay = abs(y);
+    float r = abs_mod(abs(x), ay, odd);
+    if (r > 0.5f * ay || (r == 0.5f * ay && odd))
         r -= ay;
-    return x < afp(0.f) ? -r : r;
+    return x < 0.f ? -r : r;
 }
 
-afp log1p_(afp x)
+float log1p_(float x)
 {
-    afp u = afp(1.f) + x;
-    return u == afp(1.f) ? x : log(u) * (x / (u - afp(1.f)));
+    float u = 1.f + x;
+    return u == 1.f ? x : log(u) * (x / (u - 1.f));
 }
 
 // numpy's logaddexp: max + log1p(exp(-|x - y|)), exact at x == y
-afp logaddexp_(afp x, afp y)
+float logaddexp_(float x, float y)
 {
     if (x == y)
-        return x + afp(LN2);
-    afp d = x - y;
+        return x + float(LN2);
+    float d = x - y;
     if (isnan(d))
-        return afp(nan_value());
-    return d > afp(0.f) ? x + log1p_(exp(-d)) : y + log1p_(exp(d));
+        return nan_value();
+    return d > 0.f ? x + log1p_(exp(-d)) : y + log1p_(exp(d));
 }
 
-afp binary_op(afp x, afp y)
+float binary_op_f32(float x, float y)
 {
     if (op_type == 0) return x + y;
     if (op_type == 1) return x - y;
     if (op_type == 2) return mode == 2 ? mul_spec(x, b_scalar) : x * y;  // a constant 0 would fold
     if (op_type == 3) return div_(x, y);
-    if (op_type == 4) return (isnan(x) || isnan(y)) ? afp(nan_value()) : max(x, y);
-    if (op_type == 5) return (isnan(x) || isnan(y)) ? afp(nan_value()) : min(x, y);
+    if (op_type == 4) return (isnan(x) || isnan(y)) ? nan_value() : max(x, y);
+    if (op_type == 5) return (isnan(x) || isnan(y)) ? nan_value() : min(x, y);
     if (op_type == 6) return pow_(x, y);
     if (op_type == 7) return y - x;
     if (op_type == 8) return div_(y, x);
@@ -181,6 +182,27 @@ afp binary_op(afp x, afp y)
     if (op_type == 17) return remainder_(x, y);
     return remainder_(y, x);
 }
+
+#if NCNN_fp16_arithmetic
+// fp16 arithmetic: the ops that round once (add, subtract, multiply, max, min: the fp16 result
+// equals fp32's rounded to fp16) run in fp16; the others keep the fp32 forms above and their
+// edge values, and so does the scalar form, whose constant may lie beyond fp16's range
+afp binary_op(afp x, afp y)
+{
+    if (mode != 2)
+    {
+        if (op_type == 0) return x + y;
+        if (op_type == 1) return x - y;
+        if (op_type == 2) return x * y;
+        if (op_type == 4) return (isnan(x) || isnan(y)) ? afp(nan_value()) : max(x, y);
+        if (op_type == 5) return (isnan(x) || isnan(y)) ? afp(nan_value()) : min(x, y);
+        if (op_type == 7) return y - x;
+    }
+    return afp(binary_op_f32(float(x), mode == 2 ? b_scalar : float(y)));
+}
+#else
+#define binary_op binary_op_f32
+#endif
 
 // scalar offset of an operand's element at output position (o0, o1, o2, o3)
 int operand_offset(ivec4 o, int pack, int inner, int axis, int r1, int r2, int r3)

@@ -1,5 +1,6 @@
 // variants: DECONV=0,1 TM=4,8 BINDINGS=6,4
 // alias: deconvolution DECONV=1
+// fp16a: all
 #version 450
 
 // Convolution (and, with DECONV=1, transposed convolution) as a tiled matrix product with
@@ -35,6 +36,11 @@
 //
 // Tile: a workgroup of lx x ly invocations computes TM*ly output channels x 4*lx pixels;
 // invocation (tx, ty) owns channels ty*TM..ty*TM+TM-1 (whole pack4 items) and pixels tx + lx*j.
+//
+// Precision: with fp16 arithmetic the tiles (shared memory) and the multiply-adds are fp16,
+// but each BK chunk's 16 products are summed in fp16 and the chunks in fp32, so a long K
+// (4608 for a 3x3 layer of 512 channels) adds no more error than a short one; the epilogue
+// (bias, residual, activation) is fp32 either way.
 
 layout (constant_id = 0) const int kernel_w = 1;
 layout (constant_id = 1) const int kernel_h = 1;
@@ -136,7 +142,7 @@ ivec2 corner(int n)
 // always loads the same pixel my_nn and A values tid + i * nthreads of the tile)
 afp ra[PF];     // this invocation's prefetched values of the next chunk
 afp rb[PF];
-afpvec4 sum[TM];  // sum[r/4 * 4 + j]: rows ty*TM + (r/4)*4 .. +3, column tx + lx*j
+vec4 sum[TM];   // sum[r/4 * 4 + j]: rows ty*TM + (r/4)*4 .. +3, column tx + lx*j
 
 void load_chunk(int k0, int k_end, int m0, int w_base, int tid, int nthreads,
                 int BM, int BN, int my_nn, ivec2 my_corner, bool my_n_ok, int c_base)
@@ -155,9 +161,17 @@ void load_chunk(int k0, int k_end, int m0, int w_base, int tid, int nthreads,
     }
 }
 
-// the multiply-adds of one K chunk out of shared memory
+// the multiply-adds of one K chunk out of shared memory (in afp, added to the fp32 sums once)
 void multiply_chunk(int tx, int ty, int lx, int BM, int BN)
 {
+#if NCNN_fp16_arithmetic
+    afpvec4 part[TM];
+    for (int i = 0; i < TM; i++)
+        part[i] = afpvec4(0.f);
+#define ACC part
+#else
+#define ACC sum
+#endif
     for (int kk = 0; kk < BK; kk++)
     {
         const int bi = kk * BN + tx;
@@ -169,12 +183,17 @@ void multiply_chunk(int tx, int ty, int lx, int BM, int BN)
         {
             const int ai = kk * BM + ty * TM + r;
             const afpvec4 a = afpvec4(sA[ai], sA[ai + 1], sA[ai + 2], sA[ai + 3]);
-            sum[r] += a * b0;
-            sum[r + 1] += a * b1;
-            sum[r + 2] += a * b2;
-            sum[r + 3] += a * b3;
+            ACC[r] += a * b0;
+            ACC[r + 1] += a * b1;
+            ACC[r + 2] += a * b2;
+            ACC[r + 3] += a * b3;
         }
     }
+#if NCNN_fp16_arithmetic
+    for (int i = 0; i < TM; i++)
+        sum[i] += vec4(part[i]);
+#endif
+#undef ACC
 }
 
 void main()
@@ -205,7 +224,7 @@ void main()
     const bool my_n_ok = n0 + my_nn < N;
 
     for (int i = 0; i < TM; i++)
-        sum[i] = afpvec4(0.f);
+        sum[i] = vec4(0.f);
 
     // Double buffering through registers: while the multiply-adds of one K chunk run out of
     // shared memory, the global loads of the next chunk are already in flight. Used when each
@@ -290,12 +309,12 @@ void main()
                 {
                     const int n = n0 + tx + lx * j;
                     if (n < N)
-                        workspace_data[ws_base + n] = float(sum[r + j][i]);
+                        workspace_data[ws_base + n] = sum[r + j][i];
                 }
                 continue;
             }
 #endif
-            const afp b = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+            const float b = bias_term == 1 ? float(buffer_ld1(bias_data, oc)) : 0.f;
             const int o_base = (oc / out_elempack) * out_cstep * out_elempack + oc % out_elempack;
             for (int j = 0; j < 4; j++)
             {
@@ -303,12 +322,12 @@ void main()
                 if (n < N)
                 {
                     const int o = o_base + n * out_elempack;
-                    afp v = sum[r + j][i] + b;
+                    float v = sum[r + j][i] + b;
 #if BINDINGS > 4
                     if (residual_term == 1)
-                        v += buffer_ld1(residual_data, o);
+                        v += float(buffer_ld1(residual_data, o));
 #endif
-                    buffer_st1(top_blob_data, o, activation_afp(v, activation_type, activation_param_0, activation_param_1));
+                    buffer_st1(top_blob_data, o, activation_f32(v, activation_type, activation_param_0, activation_param_1));
                 }
             }
         }

@@ -1,4 +1,5 @@
 // variants: PX=1,2,4 BINDINGS=5,4
+// fp16a: all
 #version 450
 
 // Convolution of a pack4 input into a pack4 output, computed directly: no tiles, no
@@ -24,6 +25,8 @@
 // connection folded in by the planner: conv -> Eltwise sum -> ReLU in one dispatch).
 // BINDINGS=4, for devices with 4 storage buffers per stage, leaves the residual out
 // (residual_term must be 0).
+// With fp16 arithmetic the 4x4 blocks multiply in fp16, summed in fp16 over 4 loop steps (16
+// products per value) and then into the fp32 sums; the epilogue is fp32 either way.
 //
 // Measured and not adopted (H200, whole models, same process): unrolling the K loop 2 or
 // 4 steps with all their loads issued first changed nothing beyond noise (resnet50 1.272
@@ -75,6 +78,13 @@ layout (binding = 4) readonly buffer residual_blob { sfpvec4 residual_data[]; };
 // the split-K partial sums of a workgroup (at most 256 invocations)
 shared vec4 partial[256 * PX];
 
+#if NCNN_fp16_arithmetic
+#define afpmat4 f16mat4
+#define CHUNK 4     // loop steps summed in fp16 before they join the fp32 sums
+#else
+#define afpmat4 mat4
+#endif
+
 const int IC4 = inc_g / 4;
 const int TAPS = kernel_w * kernel_h;
 const int STEPS = TAPS * IC4;
@@ -103,6 +113,15 @@ void main()
     vec4 sum[PX];
     for (int j = 0; j < PX; j++)
         sum[j] = vec4(0.f);
+#if NCNN_fp16_arithmetic
+    afpvec4 part[PX];
+    for (int j = 0; j < PX; j++)
+        part[j] = afpvec4(0.f);
+    int pending = 0;
+#define ACC part
+#else
+#define ACC sum
+#endif
 
     for (int it = tz; it < STEPS; it += lz)
     {
@@ -111,20 +130,36 @@ void main()
         const int kx = tap % kernel_w;
         const int in_base = (in_item0 + it % IC4) * in_cstep;
         // mat4 columns are the output channels' weight rows: v * W = (dot(v, row_0), ..., dot(v, row_3))
-        const mat4 wt = mat4(vec4(buffer_ld4(weight_data, row * K4 + it)),
-                             vec4(buffer_ld4(weight_data, (row + 1) * K4 + it)),
-                             vec4(buffer_ld4(weight_data, (row + 2) * K4 + it)),
-                             vec4(buffer_ld4(weight_data, (row + 3) * K4 + it)));
+        const afpmat4 wt = afpmat4(buffer_ld4(weight_data, row * K4 + it),
+                                   buffer_ld4(weight_data, (row + 1) * K4 + it),
+                                   buffer_ld4(weight_data, (row + 2) * K4 + it),
+                                   buffer_ld4(weight_data, (row + 3) * K4 + it));
         for (int j = 0; j < PX; j++)
         {
             const int iy = corner[j].x + ky * dilation_h;
             const int ix = corner[j].y + kx * dilation_w;
-            vec4 v = vec4(pad_value);
+            afpvec4 v = afpvec4(pad_value);
             if (iy >= 0 && ix >= 0 && iy < h && ix < w)
-                v = vec4(buffer_ld4(bottom_blob_data, in_base + iy * w + ix));
-            sum[j] += v * wt;
+                v = buffer_ld4(bottom_blob_data, in_base + iy * w + ix);
+            ACC[j] += v * wt;
         }
+#if NCNN_fp16_arithmetic
+        if (++pending == CHUNK)
+        {
+            for (int j = 0; j < PX; j++)
+            {
+                sum[j] += vec4(part[j]);
+                part[j] = afpvec4(0.f);
+            }
+            pending = 0;
+        }
+#endif
     }
+#if NCNN_fp16_arithmetic
+    for (int j = 0; j < PX; j++)
+        sum[j] += vec4(part[j]);
+#endif
+#undef ACC
 
     if (lz > 1)
     {
@@ -151,8 +186,7 @@ void main()
             if (residual_term == 1)
                 r += vec4(buffer_ld4(residual_data, o));
 #endif
-            buffer_st4(top_blob_data, o, activation_afpvec4(afpvec4(r), activation_type,
-                                                           activation_param_0, activation_param_1));
+            buffer_st4(top_blob_data, o, activation_vec4(r, activation_type, activation_param_0, activation_param_1));
         }
     }
 }

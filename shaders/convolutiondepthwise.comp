@@ -1,5 +1,6 @@
 // variants: PACK4=0,1 DECONV=0,1 GROUPED=0,1
 // alias: deconvolutiondepthwise DECONV=1
+// fp16a: all
 #version 450
 
 // Depthwise convolution (group == channels == num_output): every channel is filtered by
@@ -19,6 +20,9 @@
 // outputs per group, e.g. a channel multiplier, or 2 -> 1 channel upsampling), where a matrix
 // product would waste most of its tile: one invocation per output scalar sums inc_g channels
 // x taps. Weights [oc][ic][tap]; tensors addressed by scalar in either elempack.
+//
+// Precision: the products of one kernel row are summed in afp (fp16 with fp16 arithmetic),
+// the rows in fp32; bias and activation are fp32.
 
 layout (constant_id = 0) const int kernel_w = 1;
 layout (constant_id = 1) const int kernel_h = 1;
@@ -52,13 +56,15 @@ layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 #define afpT afpvec4
 #define buffer_ldT buffer_ld4
 #define buffer_stT buffer_st4
-#define activation_T activation_afpvec4
+#define activation_T activation_vec4
+#define fpT vec4
 #else
 #define sfpT sfp
 #define afpT afp
 #define buffer_ldT buffer_ld1
 #define buffer_stT buffer_st1
-#define activation_T activation_afp
+#define activation_T activation_f32
+#define fpT float
 #endif
 
 layout (binding = 0) readonly buffer bottom_blob { sfpT bottom_blob_data[]; };
@@ -85,10 +91,11 @@ void main()
 
     const int c_base = (oc / outc_g) * inc_g;
     const int maxk = kernel_w * kernel_h;
-    afp sum = bias_term == 1 ? buffer_ld1(bias_data, oc) : afp(0.f);
+    float sum = 0.f;
 
     for (int ky = 0; ky < kernel_h; ky++)
     {
+        afp row = afp(0.f);
 #if DECONV
         const int sy = oy + pad_top - ky * dilation_h;
         if (sy < 0 || sy % stride_h != 0)
@@ -120,12 +127,15 @@ void main()
             {
                 const afp k = buffer_ld1(weight_data, (oc * inc_g + ic) * maxk + tap);
                 const afp v = inside ? buffer_ld1(bottom_blob_data, in_index(c_base + ic, iy * w + ix)) : afp(pad_value);
-                sum += v * k;
+                row += v * k;
             }
         }
+        sum += float(row);
     }
 
-    sum = activation_afp(sum, activation_type, activation_param_0, activation_param_1);
+    if (bias_term == 1)
+        sum += float(buffer_ld1(bias_data, oc));
+    sum = activation_f32(sum, activation_type, activation_param_0, activation_param_1);
     buffer_st1(top_blob_data, (oc / out_elempack) * out_cstep * out_elempack + (oy * outw + ox) * out_elempack
                + oc % out_elempack, sum);
 }
@@ -140,11 +150,12 @@ void main()
     if (ox >= outw || oy >= outh || c >= channels)
         return;
 
-    afpT sum = bias_term == 1 ? buffer_ldT(bias_data, c) : afpT(0.f);
+    fpT sum = fpT(0.f);
     const int in_base = c * in_cstep;
 
     for (int ky = 0; ky < kernel_h; ky++)
     {
+        afpT row = afpT(0.f);
 #if DECONV
         const int sy = oy + pad_top - ky * dilation_h;
         if (sy < 0 || sy % stride_h != 0)
@@ -166,17 +177,20 @@ void main()
             const int ix = sx / stride_w;
             if (ix >= w)
                 continue;
-            sum += buffer_ldT(bottom_blob_data, in_base + iy * w + ix) * k;
+            row += buffer_ldT(bottom_blob_data, in_base + iy * w + ix) * k;
 #else
             const int ix = ox * stride_w + kx * dilation_w - pad_left;
             afpT v = afpT(pad_value);
             if (row_in && ix >= 0 && ix < w)
                 v = buffer_ldT(bottom_blob_data, in_base + iy * w + ix);
-            sum += v * k;
+            row += v * k;
 #endif
         }
+        sum += fpT(row);
     }
 
+    if (bias_term == 1)
+        sum += fpT(buffer_ldT(bias_data, c));
     sum = activation_T(sum, activation_type, activation_param_0, activation_param_1);
     buffer_stT(top_blob_data, c * out_cstep + oy * outw + ox, sum);
 }

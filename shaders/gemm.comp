@@ -1,4 +1,5 @@
 // variants: MODE=0,1,2
+// fp16a: MODE=0
 #version 450
 
 // Batched strided matrix product with a fused epilogue, the engine of InnerProduct, Gemm,
@@ -27,6 +28,10 @@
 //         reduce through shared memory. Reads B once, coalesced.
 // MODE 2: one invocation per output, looping over k: small or skinny products where B is
 //         contiguous along n.
+//
+// fp16 arithmetic (MODE 0 only; the other modes are bound by their loads): the tiles and
+// the multiply-adds are fp16, each BK chunk summed in fp16 and the chunks in fp32, as in
+// convolution.comp. The epilogue (store) is fp32.
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -56,9 +61,9 @@ void main()
     const int a_base = p.a_off + batch_offset(z, p.a_sbh, p.a_sbl);
     const int b_base = p.b_off + batch_offset(z, p.b_sbh, p.b_sbl);
 
-    afpvec4 sum[4];
+    vec4 sum[4];
     for (int j = 0; j < 4; j++)
-        sum[j] = afpvec4(0.f);
+        sum[j] = vec4(0.f);
 
     for (int k0 = 0; k0 < p.K; k0 += BK)
     {
@@ -90,16 +95,29 @@ void main()
         }
         barrier();
 
+#if NCNN_fp16_arithmetic
+        afpvec4 part[4];
+        for (int j = 0; j < 4; j++)
+            part[j] = afpvec4(0.f);
+#define ACC part
+#else
+#define ACC sum
+#endif
         for (int kk = 0; kk < BK; kk++)
         {
             const int ai = kk * BM + ty * 4;
             const afpvec4 a = afpvec4(sA[ai], sA[ai + 1], sA[ai + 2], sA[ai + 3]);
             const int bi = kk * BN + tx;
-            sum[0] += a * sB[bi];
-            sum[1] += a * sB[bi + lx];
-            sum[2] += a * sB[bi + lx * 2];
-            sum[3] += a * sB[bi + lx * 3];
+            ACC[0] += a * sB[bi];
+            ACC[1] += a * sB[bi + lx];
+            ACC[2] += a * sB[bi + lx * 2];
+            ACC[3] += a * sB[bi + lx * 3];
         }
+#if NCNN_fp16_arithmetic
+        for (int j = 0; j < 4; j++)
+            sum[j] += vec4(part[j]);
+#endif
+#undef ACC
         barrier();
     }
 

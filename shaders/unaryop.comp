@@ -1,5 +1,6 @@
 // variants: PACK4=0,1
 // alias: unaryop_pack4 PACK4=1
+// fp16a: all
 #version 450
 
 // y = f(x) for every scalar: the activations (ReLU .. SELU), UnaryOp's 28 functions,
@@ -9,7 +10,8 @@
 //
 // An elementwise op does not care how a tensor is packed, so the buffer is read flat:
 // PACK4=0 walks n scalars, PACK4=1 walks n vec4 (any tensor whose scalar count divides
-// by 4, pack1 or pack4 alike). Out of place: bottom -> top. Math in afp (fp32).
+// by 4, pack1 or pack4 alike). Out of place: bottom -> top. Math in fp32; with fp16
+// arithmetic the functions that round once run in fp16 (IN_FP16 below).
 //
 // Edge values follow the CPU half (cpu_fallback/activation.py), which follows ncnn's
 // vectorised x86 kernels: exp clamps its argument at 88.376, log(x <= 0) is nan, ...
@@ -70,14 +72,14 @@ const float LN2 = 0.69314718055994531;
 #include "divide.comp"
 
 // ncnn's exp_ps / log_ps edges: exp(+inf) = 2.4e38, log(x <= 0) = nan, log argument clamped
-afp exp_ps(afp x) { return exp(min(x, afp(EXP_ARG_MAX))); }
-afp log_ps(afp x) { return x > afp(0.f) ? log(clamp(x, afp(FLT_MIN), afp(FLT_MAX))) : afp(nan_value()); }
+float exp_ps(float x) { return exp(min(x, EXP_ARG_MAX)); }
+float log_ps(float x) { return x > 0.f ? log(clamp(x, FLT_MIN, FLT_MAX)) : nan_value(); }
 
 // log(1 + x) without losing a tiny x (Goldberg's trick)
-afp log1p_(afp x)
+float log1p_(float x)
 {
-    afp u = afp(1.f) + x;
-    return u == afp(1.f) ? x : log(u) * (x / (u - afp(1.f)));
+    float u = 1.f + x;
+    return u == 1.f ? x : log(u) * (x / (u - 1.f));
 }
 
 // tan with its own range reduction: the builtin (on NVIDIA sin / cos, each within ~4e-7)
@@ -85,11 +87,10 @@ afp log1p_(afp x)
 // |r| <= pi/4, r in three exact steps (Cody-Waite: k * 1.5703125 is exact for |k| < 2^15),
 // tan(r) is cephes' tanf polynomial, and tan(x) = -1 / tan(r) for odd k. Beyond |x| = 8192
 // the builtin, like the edge cases.
-afp tan_(afp v)
+float tan_(float x)
 {
-    const float x = float(v);
     if (!(abs(x) <= 8192.f))
-        return tan(v);
+        return tan(x);
     const float k = round(x * 0.63661977236758134f);
     const float r = ((x - k * 1.5703125f) - k * 4.837512969970703125e-4f) - k * 7.54978995489188216e-8f;
     const float z = r * r;
@@ -97,48 +98,48 @@ afp tan_(afp v)
                 + 5.34112807005e-2f) * z + 1.33387994085e-1f) * z + 3.33331568548e-1f) * z * r + r;
     if ((int(k) & 1) != 0)
         t = -1.f / t;
-    return afp(t);
+    return t;
 }
 
 // Abramowitz & Stegun 7.1.26, |error| < 1.5e-7 (the CPU half uses the same formula)
-afp erf_(afp x)
+float erf_(float x)
 {
-    afp z = abs(x);
-    afp t = afp(1.f) / (afp(1.f) + afp(0.3275911f) * z);
-    afp poly = t * (afp(0.254829592f) + t * (afp(-0.284496736f) + t * (afp(1.421413741f)
-             + t * (afp(-1.453152027f) + t * afp(1.061405429f)))));
-    afp y = afp(1.f) - poly * exp(-z * z);
+    float z = abs(x);
+    float t = 1.f / (1.f + 0.3275911f * z);
+    float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f
+             + t * (-1.453152027f + t * 1.061405429f))));
+    float y = 1.f - poly * exp(-z * z);
     return sign(x) * y;
 }
 
 // C pow(): defined for negative bases with integer exponents, and at 0 / inf,
 // where GLSL's pow (exp2(y * log2(x))) is not
-afp c_pow(afp x, afp y)
+float c_pow(float x, float y)
 {
-    if (y == afp(0.f) || x == afp(1.f))
-        return afp(1.f);
+    if (y == 0.f || x == 1.f)
+        return 1.f;
     if (isnan(x) || isnan(y))
-        return afp(nan_value());
-    afp ax = abs(x);
+        return nan_value();
+    float ax = abs(x);
     if (isinf(y))
     {
-        if (ax == afp(1.f))
-            return afp(1.f);
-        return (ax > afp(1.f)) == (y > afp(0.f)) ? afp(inf_value()) : afp(0.f);
+        if (ax == 1.f)
+            return 1.f;
+        return (ax > 1.f) == (y > 0.f) ? inf_value() : 0.f;
     }
     bool y_int = floor(y) == y;
-    bool y_odd = y_int && abs(y) < afp(16777216.f) && mod(abs(y), afp(2.f)) == afp(1.f);
-    bool x_neg = (floatBitsToUint(float(x)) & 0x80000000u) != 0u;  // -0 counts: pow(-0, -1) = -inf
-    if (x == afp(0.f) || isinf(x))
+    bool y_odd = y_int && abs(y) < 16777216.f && mod(abs(y), 2.f) == 1.f;
+    bool x_neg = (floatBitsToUint(x) & 0x80000000u) != 0u;  // -0 counts: pow(-0, -1) = -inf
+    if (x == 0.f || isinf(x))
     {
-        bool big = (x == afp(0.f)) == (y < afp(0.f));   // 0^-y and inf^+y are inf
-        afp r = big ? afp(inf_value()) : afp(0.f);
+        bool big = (x == 0.f) == (y < 0.f);   // 0^-y and inf^+y are inf
+        float r = big ? inf_value() : 0.f;
         return (x_neg && y_odd) ? -r : r;
     }
-    if (x < afp(0.f) && !y_int)
-        return afp(nan_value());
-    afp r = pow(ax, y);
-    return (x < afp(0.f) && y_odd) ? -r : r;
+    if (x < 0.f && !y_int)
+        return nan_value();
+    float r = pow(ax, y);
+    return (x < 0.f && y_odd) ? -r : r;
 }
 
 // Round to the nearest fp16 value (ties to even, overflow to inf), kept as fp32
@@ -175,16 +176,16 @@ float round_bf16(float x)
 }
 
 // UnaryOp op_type 0..27
-afp unary(int k, afp x)
+float unary(int k, float x)
 {
     if (k == 0) return abs(x);
     if (k == 1) return -x;
     if (k == 2) return floor(x);
     if (k == 3) return ceil(x);
     if (k == 4) return x * x;
-    if (k == 5) return x < afp(0.f) ? afp(nan_value()) : sqrt(x);
+    if (k == 5) return x < 0.f ? nan_value() : sqrt(x);
     if (k == 6)  // rsqrt: ncnn's estimate + Newton step is nan at 0 and +inf
-        return (x <= afp(0.f) || isinf(x)) ? afp(nan_value()) : afp(1.f) / sqrt(x);
+        return (x <= 0.f || isinf(x)) ? nan_value() : 1.f / sqrt(x);
     if (k == 7) return exp_ps(x);
     if (k == 8) return log_ps(x);
     if (k == 9) return sin(x);
@@ -192,52 +193,52 @@ afp unary(int k, afp x)
     if (k == 11) return tan_(x);
     if (k == 12 || k == 13)  // asin, acos through atan: the builtins are only ~4e-4 accurate here
     {
-        if (abs(x) > afp(1.f))
-            return afp(nan_value());
-        afp c = sqrt(max((afp(1.f) - x) * (afp(1.f) + x), afp(0.f)));
+        if (abs(x) > 1.f)
+            return nan_value();
+        float c = sqrt(max((1.f - x) * (1.f + x), 0.f));
         return k == 12 ? atan(x, c) : atan(c, x);
     }
-    if (k == 14) return isinf(x) ? afp(nan_value()) : atan(x);
+    if (k == 14) return isinf(x) ? nan_value() : atan(x);
     if (k == 15)  // reciprocal: nan for 0, subnormals and inf, as ncnn's estimate gives
-        return (abs(x) < afp(FLT_MIN) || isinf(x)) ? afp(nan_value()) : afp(1.f) / x;
+        return (abs(x) < FLT_MIN || isinf(x)) ? nan_value() : 1.f / x;
     if (k == 16) return tanh(x);
-    if (k == 17) return log_ps(x) * afp(0.4342944819032518);
+    if (k == 17) return log_ps(x) * 0.4342944819032518;
     if (k == 18) return roundEven(x);
     if (k == 19) return trunc(x);
     if (k == 20) return sign(x);
-    if (k == 21) return exp(min(x, afp(EXP_ARG_MAX))) - afp(1.f);
-    if (k == 22) return sinh(clamp(x, afp(-EXP_ARG_MAX), afp(EXP_ARG_MAX)));
+    if (k == 21) return exp(min(x, EXP_ARG_MAX)) - 1.f;
+    if (k == 22) return sinh(clamp(x, -EXP_ARG_MAX, EXP_ARG_MAX));
     if (k == 23)  // asinh; log(2|x|) for huge |x| where x*x would overflow
     {
-        afp ax = min(abs(x), afp(FLT_MAX));
-        afp r = ax > afp(1e10f) ? log(ax) + afp(LN2) : log(ax + sqrt(ax * ax + afp(1.f)));
-        return x < afp(0.f) ? -r : r;
+        float ax = min(abs(x), FLT_MAX);
+        float r = ax > 1e10f ? log(ax) + LN2 : log(ax + sqrt(ax * ax + 1.f));
+        return x < 0.f ? -r : r;
     }
-    if (k == 24) return cosh(clamp(x, afp(-EXP_ARG_MAX), afp(EXP_ARG_MAX)));
+    if (k == 24) return cosh(clamp(x, -EXP_ARG_MAX, EXP_ARG_MAX));
     if (k == 25)  // acosh; below 1 ncnn's log_ps of a nan gives log(FLT_MIN)
     {
-        if (x < afp(1.f))
-            return afp(-87.33654475f);
-        afp v = min(x, afp(FLT_MAX));
-        return v > afp(1e10f) ? log(v) + afp(LN2) : log(v + sqrt((v - afp(1.f)) * (v + afp(1.f))));
+        if (x < 1.f)
+            return -87.33654475f;
+        float v = min(x, FLT_MAX);
+        return v > 1e10f ? log(v) + LN2 : log(v + sqrt((v - 1.f) * (v + 1.f)));
     }
-    if (k == 26) return abs(x) >= afp(1.f) ? afp(nan_value()) : atanh(x);
-    if (k == 27) return x <= afp(-1.f) ? afp(nan_value()) : log1p_(min(x, afp(FLT_MAX)));
+    if (k == 26) return abs(x) >= 1.f ? nan_value() : atanh(x);
+    if (k == 27) return x <= -1.f ? nan_value() : log1p_(min(x, FLT_MAX));
     return x;
 }
 
 // shift + x * scale (Power, Exp, Log) with IEEE's sign of zero: a zero sum is +0 unless
 // shift itself is -0. Compilers fold 0 + x into x, turning +0 into -0 for x = -0, and
 // pow(+-0, negative) tells the two apart; the fix-up is integer work they cannot fold.
-afp shift_scale(afp x)
+float shift_scale(float x)
 {
-    afp t = afp(p2) + mul_spec(x, p1);
-    if (t == afp(0.f) && floatBitsToUint(p2) != 0x80000000u)
-        t = afp(uintBitsToFloat(floatBitsToUint(float(t)) & 0x7fffffffu));
+    float t = p2 + mul_spec(x, p1);
+    if (t == 0.f && floatBitsToUint(p2) != 0x80000000u)
+        t = (uintBitsToFloat(floatBitsToUint(t) & 0x7fffffffu));
     return t;
 }
 
-afp activation(afp x)
+float activation_f32(float x)
 {
     // GLSL's min/max/clamp may drop a nan; the CPU half keeps it (but x > t is simply false,
     // Shrink's two compares fail to 0, and pow(1, nan) / pow(nan, 0) are 1)
@@ -245,45 +246,85 @@ afp activation(afp x)
         return x;
     // a parameter times x goes through mul_spec: the driver would fold x * 0 into 0 where
     // numpy has nan for x = +-inf; a ReLU of slope 0 is max(x, 0) on the CPU half (-inf -> 0)
-    if (op == OP_RELU) return x < afp(0.f) ? (p0 == 0.f ? afp(0.f) : x * afp(p0)) : x;
-    if (op == OP_SIGMOID) return afp(1.f) / (afp(1.f) + exp(-x));
-    if (op == OP_SWISH) return divide(x, afp(1.f) + exp_ps(-x));  // exp_ps(88.4) is 2.4e38
-    if (op == OP_GELU) return afp(0.5f) * x * (afp(1.f) + erf_(x * afp(0.70710678f)));
+    if (op == OP_RELU) return x < 0.f ? (p0 == 0.f ? 0.f : x * p0) : x;
+    if (op == OP_SIGMOID) return 1.f / (1.f + exp(-x));
+    if (op == OP_SWISH) return divide(x, 1.f + exp_ps(-x));  // exp_ps(88.4) is 2.4e38
+    if (op == OP_GELU) return 0.5f * x * (1.f + erf_(x * 0.70710678f));
     if (op == OP_GELU_FAST)
-        return afp(0.5f) * x * (afp(1.f) + tanh(afp(0.79788452f) * (x + afp(0.044715f) * x * x * x)));
-    if (op == OP_HARDSWISH) return x * clip_nan(mul_spec(x, p0) + afp(p1), afp(0.f), afp(1.f));
-    if (op == OP_HARDSIGMOID) return clip_nan(mul_spec(x, p0) + afp(p1), afp(0.f), afp(1.f));
-    if (op == OP_CLIP) return min(max(x, afp(p0)), afp(p1));
+        return 0.5f * x * (1.f + tanh(0.79788452f * (x + 0.044715f * x * x * x)));
+    if (op == OP_HARDSWISH) return x * clip_nan(mul_spec(x, p0) + p1, 0.f, 1.f);
+    if (op == OP_HARDSIGMOID) return clip_nan(mul_spec(x, p0) + p1, 0.f, 1.f);
+    if (op == OP_CLIP) return min(max(x, p0), p1);
     if (op == OP_TANH) return tanh(x);
-    if (op == OP_ELU) return x < afp(0.f) ? afp(p0) * (exp(x) - afp(1.f)) : x;
-    if (op == OP_MISH) return x * tanh(log(afp(1.f) + exp(x)));
+    if (op == OP_ELU) return x < 0.f ? p0 * (exp(x) - 1.f) : x;
+    if (op == OP_MISH) return x * tanh(log(1.f + exp(x)));
     if (op == OP_POWER)
-        return c_pow(shift_scale(x), afp(p0));
+        return c_pow(shift_scale(x), p0);
     if (op == OP_EXP)
     {
-        afp t = shift_scale(x);
-        return p0 == -1.f ? exp(t) : c_pow(afp(p0), t);
+        float t = shift_scale(x);
+        return p0 == -1.f ? exp(t) : c_pow(p0, t);
     }
     if (op == OP_LOG)
     {
-        afp t = shift_scale(x);
-        afp y = t < afp(0.f) ? afp(nan_value()) : t == afp(0.f) ? afp(-inf_value()) : log(t);
-        return p0 == -1.f ? y : y / log(afp(p0));
+        float t = shift_scale(x);
+        float y = t < 0.f ? nan_value() : t == 0.f ? -inf_value() : log(t);
+        return p0 == -1.f ? y : y / log(p0);
     }
-    if (op == OP_THRESHOLD) return x > afp(p0) ? afp(1.f) : afp(0.f);
+    if (op == OP_THRESHOLD) return x > p0 ? 1.f : 0.f;
     if (op == OP_SELU)
-        return x < afp(0.f) ? (exp(x) - afp(1.f)) * afp(p0) * afp(p1) : mul_spec(x, p1);
-    if (op == OP_SOFTPLUS) return log(afp(1.f) + exp(x));
+        return x < 0.f ? (exp(x) - 1.f) * p0 * p1 : mul_spec(x, p1);
+    if (op == OP_SOFTPLUS) return log(1.f + exp(x));
     if (op == OP_ERF) return erf_(x);
-    if (op == OP_CELU) return x < afp(0.f) ? afp(p0) * (exp(x / afp(p0)) - afp(1.f)) : x;
+    if (op == OP_CELU) return x < 0.f ? p0 * (exp(x / p0) - 1.f) : x;
     if (op == OP_SHRINK)
-        return x < afp(-p1) ? x + afp(p0) : x > afp(p1) ? x - afp(p0) : afp(0.f);
-    if (op == OP_BNLL) return max(x, afp(0.f)) + log1p_(exp(-abs(x)));
-    if (op == OP_ROUND_FP16) return afp(round_fp16(float(x)));
-    if (op == OP_ROUND_BF16) return afp(round_bf16(float(x)));
+        return x < -p1 ? x + p0 : x > p1 ? x - p0 : 0.f;
+    if (op == OP_BNLL) return max(x, 0.f) + log1p_(exp(-abs(x)));
+    if (op == OP_ROUND_FP16) return round_fp16(x);
+    if (op == OP_ROUND_BF16) return round_bf16(x);
     if (op >= OP_UNARY) return unary(op - OP_UNARY, x);
     return x;  // OP_COPY
 }
+
+#if NCNN_fp16_arithmetic
+// fp16 arithmetic: the functions that round once or not at all (ReLU / leaky ReLU, Clip,
+// Threshold, abs, neg, floor, ceil, square, round, trunc, sign, copy: their fp16 result is
+// fp32's rounded to fp16) run in fp16. Every other one keeps its fp32 form above: a chain of
+// fp16 roundings (HardSwish rounds alpha, the product, the sum and the clip's product) biased
+// a whole net's output by up to 2x more than the fp16 storage alone, and the exp/log forms
+// keep their edge values. (All of it is one load and one store per value.)
+const bool IN_FP16 = op == OP_RELU || op == OP_CLIP || op == OP_THRESHOLD || op == OP_COPY
+    || op == OP_UNARY + 0 || op == OP_UNARY + 1 || op == OP_UNARY + 2 || op == OP_UNARY + 3
+    || op == OP_UNARY + 4 || op == OP_UNARY + 18 || op == OP_UNARY + 19 || op == OP_UNARY + 20;
+
+afp activation_fp16(afp x)
+{
+    if (isnan(x) && op != OP_THRESHOLD)
+        return x;
+    // the slope and the threshold stay fp32 (fp16 would round them: a second rounding); a
+    // clip bound rounded to fp16 is what fp32's clip rounds to
+    if (op == OP_RELU) return x < afp(0.f) ? (p0 == 0.f ? afp(0.f) : afp(float(x) * p0)) : x;
+    if (op == OP_CLIP) return min(max(x, afp(p0)), afp(p1));
+    if (op == OP_THRESHOLD) return float(x) > p0 ? afp(1.f) : afp(0.f);
+    const int k = op - OP_UNARY;
+    if (k == 0) return abs(x);
+    if (k == 1) return -x;
+    if (k == 2) return floor(x);
+    if (k == 3) return ceil(x);
+    if (k == 4) return x * x;
+    if (k == 18) return roundEven(x);
+    if (k == 19) return trunc(x);
+    if (k == 20) return sign(x);
+    return x;  // OP_COPY
+}
+
+afp activation(afp x)
+{
+    return IN_FP16 ? activation_fp16(x) : afp(activation_f32(float(x)));
+}
+#else
+#define activation activation_f32
+#endif
 
 void main()
 {

@@ -2,7 +2,8 @@
 of random valid configs per layer type, vkncnn against real ncnn.
 
 The long profile: `python -m vkncnn.tools.dev.layerfuzz --cases 300 --seed N`; the paths
-gpuD/gpuT (discrete-GPU kernels) and gpuR (replayed plans) with `--paths`.
+gpuD/gpuT (discrete-GPU kernels), gpuR (replayed plans) and gpu16a (fp16 arithmetic) with
+`--paths`.
 """
 
 import pytest
@@ -86,6 +87,16 @@ def test_discrete_gpu_kernels_match_ncnn(type_name, worker):
 def test_replayed_plans_match_ncnn(type_name, worker):
     """A second extractor on the same net replays the first one's GPU plans (gpuR)."""
     _assert_clean(fuzz_layer(type_name, 2, seed=3, paths=("gpuR16",), worker=worker))
+
+
+@needs_gpu
+@pytest.mark.parametrize("type_name", ["Convolution", "ConvolutionDepthWise", "InnerProduct", "Eltwise", "UnaryOp"])
+def test_fp16_arithmetic_matches_ncnn(type_name, worker):
+    """fp16 storage and arithmetic (gpu16a; gpuD16a: a discrete GPU's kernels, the direct one
+    included), each case within twice real ncnn's own fp16-arithmetic error on it."""
+    report = fuzz_layer(type_name, 3, seed=4, paths=("gpu16a", "gpuD16a"), worker=worker)
+    _assert_clean(report)
+    assert report.counts.get(("gpu16a", "ok"), 0) >= 2, report.counts
 
 
 @pytest.mark.parametrize("type_name, seed, flagged, clean", [

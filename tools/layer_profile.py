@@ -223,7 +223,8 @@ def profile_model(source: ModelSource, gpu: bool = False, fp16: bool = True, loo
         spans = [runner.infer() for _ in range(loops)]
         layers = _gpu_timings(net, order, net.gpu.layer_times, loops)
         device_name = net.vulkan_device().info.device_name()
-        precision = "fp16 storage" if fp16 and net.opt.use_fp16_storage else "fp32"
+        precision = ("fp16 storage and arithmetic" if fp16 and net.opt.use_fp16_arithmetic else
+                     "fp16 storage" if fp16 and net.opt.use_fp16_storage else "fp32")
         clock = "GPU timestamps (device time)"
         shape_net = _new_net(source, False, fp16, device, threads)  # blob shapes from one numpy run
     else:

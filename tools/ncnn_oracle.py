@@ -4,6 +4,10 @@ Tools and tests only; the runtime never imports ncnn. Its fp16/bf16 options are 
 so it computes in fp32 like our reference path; inputs go in as
 `ncnn.Mat(arr).clone()` because its binding does not keep numpy memory alive, and
 empty outputs are checked before conversion because converting one segfaults.
+
+`run_ncnn_vulkan` runs real ncnn's own Vulkan path instead (fp16 storage and, by default,
+fp16 arithmetic where the device has it): not a reference, but the error vkncnn's fp16
+arithmetic is held to (its error against `run_ncnn`, on the same model and device).
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ def mat_shape(m) -> tuple:
 
 
 @contextlib.contextmanager
-def _fp32_cpu_net(param_text: str, weights: bytes, num_threads: int):
-    """Real ncnn's Net on the CPU in fp32, loaded from the param text and weight bytes."""
+def _fp32_cpu_net(param_text: str, weights: bytes, num_threads: int, vulkan: bool = False,
+                  fp16_arithmetic: bool = False):
+    """Real ncnn's Net on the CPU in fp32, loaded from the param text and weight bytes (with
+    `vulkan`: on its default Vulkan device, fp16 storage, fp16 arithmetic as asked)."""
     assert ncnn is not None, "pip install ncnn to use the oracle"
     with tempfile.TemporaryDirectory() as d:
         p, b = os.path.join(d, "m.param"), os.path.join(d, "m.bin")
@@ -37,8 +43,9 @@ def _fp32_cpu_net(param_text: str, weights: bytes, num_threads: int):
             f.write(weights)
         net = ncnn.Net()
         o = net.opt
-        o.use_vulkan_compute = False
-        o.use_fp16_packed = o.use_fp16_storage = o.use_fp16_arithmetic = False
+        o.use_vulkan_compute = vulkan
+        o.use_fp16_packed = o.use_fp16_storage = vulkan
+        o.use_fp16_arithmetic = vulkan and fp16_arithmetic
         o.use_bf16_storage = False
         o.num_threads = num_threads
         assert net.load_param(p) == 0, "ncnn rejected the param"
@@ -46,13 +53,32 @@ def _fp32_cpu_net(param_text: str, weights: bytes, num_threads: int):
         yield net
 
 
+def ncnn_vulkan_fp16_arithmetic() -> bool:
+    """Whether real ncnn keeps fp16 arithmetic on for its default Vulkan device: its Net
+    clears opt.use_fp16_arithmetic at load_param where the device lacks it (ncnn also prints
+    `fp16-p/s/u/a=.../1` for the device at start)."""
+    if ncnn is None or ncnn.get_gpu_count() == 0:
+        return False
+    text = "7767517\n2 2\nInput in0 0 1 in0\nReLU op 1 1 in0 out0\n"
+    with _fp32_cpu_net(text, b"", 1, vulkan=True, fp16_arithmetic=True) as net:
+        return bool(net.opt.use_fp16_arithmetic)
+
+
+def run_ncnn_vulkan(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
+                    fp16_arithmetic: bool = True) -> dict[str, np.ndarray]:
+    """Real ncnn on its Vulkan path, fp16 storage (and packed), fp16 arithmetic as asked."""
+    return run_ncnn(param_text, weights, inputs, outputs, vulkan=True, fp16_arithmetic=fp16_arithmetic)
+
+
 def run_ncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str],
-             num_threads: int = 1, keep_dtype: bool = False, empty_dims: bool = False) -> dict[str, np.ndarray]:
+             num_threads: int = 1, keep_dtype: bool = False, empty_dims: bool = False,
+             vulkan: bool = False, fp16_arithmetic: bool = False) -> dict[str, np.ndarray]:
     """`keep_dtype`: inputs go in with their own dtype (int32 arrays as int32 Mats, which
     ncnn's Dequantize/Requantize read as accumulators) instead of as float32.
     `empty_dims`: an empty output keeps the shape its Mat's dims and sizes say (e.g. (3, 0, 5))
-    instead of coming back as (0,)."""
-    with _fp32_cpu_net(param_text, weights, num_threads) as net:
+    instead of coming back as (0,).
+    `vulkan`: real ncnn's Vulkan path with fp16 storage (see run_ncnn_vulkan), not the reference."""
+    with _fp32_cpu_net(param_text, weights, num_threads, vulkan, fp16_arithmetic) as net:
         ex = net.create_extractor()
         ex.set_light_mode(False)  # several blobs may be asked for, intermediate ones too
         keep = []

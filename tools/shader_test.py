@@ -29,6 +29,8 @@ from .shader_test_params import fill_weight_sizes
 
 IO_CASTS = ("upload_cast", "download_cast")  # shaders/upload_cast.comp, download_cast.comp
 VARIANTS = ("fp32-pack1", "fp32-pack4", "fp16-pack1", "fp16-pack4")
+# fp16 storage with fp16 arithmetic: asked for by name (--variants fp16a-pack4)
+EXTRA_VARIANTS = ("fp16a-pack1", "fp16a-pack4")
 GRID_SHAPES = [(13,), (24,), (7, 9), (12, 5), (3, 9, 11), (4, 8, 8), (12, 7, 5), (16, 3, 3),
                (24, 5, 6), (8, 3, 4, 5)]
 
@@ -80,7 +82,8 @@ def time_case(type_name: str, params: dict, shapes: list[tuple], n_outputs: int,
     lines = []
     for variant in variants:
         precision, pack = variant.split("-")
-        times = time_layer(type_name, params, weights, inputs, n_outputs, fp16=precision == "fp16",
+        times = time_layer(type_name, params, weights, inputs, n_outputs, fp16=precision in ("fp16", "fp16a"),
+                           fp16_arithmetic=precision == "fp16a",
                            packing=pack == "pack4", runs=runs)
         medians = {shader: statistics.median(us) for shader, us in times.items()}
         # fp16 storage adds the plan's casts of the fp32 input and output: shown apart from the layer's own
@@ -108,7 +111,8 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", action="store_true", help="run over a grid of shapes (dims 1-4)")
     ap.add_argument("--outputs", type=int, default=1, help="number of layer outputs")
     ap.add_argument("--variants", default=",".join(VARIANTS),
-                    help="GPU variants to compare with numpy, comma-separated (default: all four)")
+                    help="GPU variants to compare with numpy, comma-separated (default: the four fp32/fp16 "
+                         "storage ones; fp16a-pack1, fp16a-pack4: fp16 arithmetic too)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random inputs and weights")
     ap.add_argument("--time", action="store_true", help="also time the layer's dispatches on the GPU, per variant")
     ap.add_argument("--runs", type=int, default=20, help="inferences timed per variant with --time (default 20)")
@@ -120,9 +124,9 @@ def main(argv=None) -> int:
     variants = tuple(v for v in args.variants.split(",") if v)
     if not variants:
         ap.error("--variants names no variant")
-    unknown = [v for v in variants if v not in VARIANTS]
+    unknown = [v for v in variants if v not in VARIANTS + EXTRA_VARIANTS]
     if unknown:
-        ap.error(f"--variants: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS)})")
+        ap.error(f"--variants: unknown {', '.join(unknown)} (known: {', '.join(VARIANTS + EXTRA_VARIANTS)})")
     if args.runs < 1:
         ap.error(f"--runs must be at least 1, got {args.runs}")
     failed = compared = skipped = 0

@@ -3,6 +3,7 @@
     from vkncnn.testing import test_layer
     report = test_layer("Convolution", {0: 16, 1: 3, 5: 1, 6: 432}, inputs=[x])   # seeded random weights
     print(report)            # max error per GPU variant (fp32/fp16 storage x pack1/pack4)
+    test_layer(..., variants=("fp16a-pack4",))   # fp16 storage and fp16 arithmetic
 
 Your own shaders: run_shader (compile, upload, dispatch once, download) and
 ShaderProgram (persistent device buffers, recorded replay, GPU timing); both are
@@ -29,14 +30,18 @@ from .gpu.shader_timing import ShaderTiming
 from .mat import Mat
 from .net import Net
 
-__all__ = ["FP16_TOLERANCE", "FP32_TOLERANCE", "LayerReport", "ShaderBuffer", "ShaderProgram", "ShaderTiming",
-           "param_entries", "random_layer_weights", "random_net_weights", "rel_err", "run_layer", "run_shader",
-           "test_layer", "time_layer"]
+__all__ = ["FP16A_TOLERANCE", "FP16_TOLERANCE", "FP32_TOLERANCE", "LayerReport", "ShaderBuffer", "ShaderProgram",
+           "ShaderTiming", "param_entries", "random_layer_weights", "random_net_weights", "rel_err", "run_layer",
+           "run_shader", "test_layer", "time_layer"]
 
 __test__ = False  # not a pytest module, despite the name
 
 FP32_TOLERANCE = 1e-4
 FP16_TOLERANCE = 1e-2
+# fp16 arithmetic: every intermediate may round to fp16 too. On fp16-rounded inputs the layers
+# of tests/gpu/test_fp16_arithmetic.py stay within 2x of real ncnn's own fp16-arithmetic error
+# on the same layer; this bound is the harness's default for any layer.
+FP16A_TOLERANCE = 2e-2
 
 
 def _fmt_value(v) -> str:
@@ -101,11 +106,11 @@ def rel_err(a, b) -> float:
 
 
 def _layer_net(type_name: str, params: dict, weights, n_inputs: int, n_outputs: int, gpu: bool, fp16: bool,
-               packing: bool) -> Net:
+               packing: bool, fp16_arithmetic: bool = False) -> Net:
     net = Net()
     net.opt.use_vulkan_compute = gpu
     net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
-    net.opt.use_fp16_arithmetic = False
+    net.opt.use_fp16_arithmetic = fp16 and fp16_arithmetic
     net.opt.use_packing_layout = packing
     net.load_param_mem(layer_param_text(type_name, params, n_inputs, n_outputs))
     if gpu and net.gpu is None:
@@ -123,20 +128,24 @@ def _infer(net: Net, inputs, n_outputs: int) -> list[np.ndarray]:
 
 
 def run_layer(type_name: str, params: dict, weights, inputs, n_outputs: int = 1, gpu: bool = False,
-              fp16: bool = False, packing: bool = True) -> list[np.ndarray]:
-    """One layer through a real Net (the same path models take); returns its outputs."""
-    net = _layer_net(type_name, params, weights, len(inputs), n_outputs, gpu, fp16, packing)
+              fp16: bool = False, packing: bool = True, fp16_arithmetic: bool = False) -> list[np.ndarray]:
+    """One layer through a real Net (the same path models take); returns its outputs.
+
+    fp16_arithmetic (with fp16): the shaders that have an fp16-arithmetic variant use it, where
+    the device has shaderFloat16."""
+    net = _layer_net(type_name, params, weights, len(inputs), n_outputs, gpu, fp16, packing, fp16_arithmetic)
     return _infer(net, inputs, n_outputs)
 
 
 def time_layer(type_name: str, params: dict, weights=None, inputs=(), n_outputs: int = 1, fp16: bool = False,
-               packing: bool = True, runs: int = 20, warmup: int = 3) -> dict[str, list[float]]:
+               packing: bool = True, runs: int = 20, warmup: int = 3,
+               fp16_arithmetic: bool = False) -> dict[str, list[float]]:
     """GPU time of a layer's dispatches: {shader name: microseconds in each of `runs` inferences},
     from the GPU timestamps `vkncnn profile` uses (a shader dispatched twice in one run sums)."""
     inputs = [np.asarray(x, np.float32) for x in inputs]
     if weights is None:
         weights = random_layer_weights(type_name, params, len(inputs), n_outputs)
-    net = _layer_net(type_name, params, weights, len(inputs), n_outputs, True, fp16, packing)
+    net = _layer_net(type_name, params, weights, len(inputs), n_outputs, True, fp16, packing, fp16_arithmetic)
     net.gpu.profile = "dispatches"  # before the first inference: the plan gets its timer when recorded
     for _ in range(max(1, warmup)):
         _infer(net, inputs, n_outputs)
@@ -192,6 +201,8 @@ def test_layer(type_name: str, params: dict | ParamDict, weights=None, inputs=()
                variants=("fp32-pack1", "fp32-pack4", "fp16-pack1", "fp16-pack4"), seed: int = 0) -> LayerReport:
     """Run a layer on the numpy path and on each GPU variant; report the max errors.
 
+    variants: "<precision>-<packing>", precision fp32, fp16 (fp16 storage) or fp16a (fp16
+    storage and fp16 arithmetic), packing pack1 or pack4.
     weights: None draws seeded random weights of the sizes the layer's params ask for.
     """
     inputs = [np.asarray(x, np.float32) for x in inputs]
@@ -200,7 +211,7 @@ def test_layer(type_name: str, params: dict | ParamDict, weights=None, inputs=()
     report = LayerReport(type_name, dict(params), [tuple(x.shape) for x in inputs])
     for variant in variants:
         precision, pack = variant.split("-")
-        fp16 = precision == "fp16"
+        fp16 = precision in ("fp16", "fp16a")
         ins = [_round_fp16(x) for x in inputs] if fp16 else inputs
         ws = weights
         if fp16 and not isinstance(weights, (bytes, bytearray)):
@@ -208,14 +219,14 @@ def test_layer(type_name: str, params: dict | ParamDict, weights=None, inputs=()
         want = run_layer(type_name, params, ws, ins, n_outputs, gpu=False)
         try:
             got = run_layer(type_name, params, ws, ins, n_outputs, gpu=True, fp16=fp16,
-                            packing=(pack == "pack4"))
+                            packing=(pack == "pack4"), fp16_arithmetic=precision == "fp16a")
         except Exception as e:  # the report says what failed; callers decide
             report.errors[variant] = float("inf")
             report.failures.append(f"{variant}: {type(e).__name__}: {e}")
             continue
         err = max(rel_err(g, w) for g, w in zip(got, want))
         report.errors[variant] = err
-        tol = FP16_TOLERANCE if fp16 else FP32_TOLERANCE
+        tol = FP16A_TOLERANCE if precision == "fp16a" else FP16_TOLERANCE if fp16 else FP32_TOLERANCE
         if err > tol:
             report.failures.append(f"{variant}: error {err:.3g} > {tol}")
     return report

@@ -36,16 +36,17 @@ int a_index(int base, int m, int k)
     return base + (m / a_elempack) * p.a_sm + m % a_elempack + k * p.a_sk;
 }
 
-void store(int z, int m, int n, afp sum)
+// the epilogue is fp32 whatever the arithmetic of the sums
+void store(int z, int m, int n, float sum)
 {
-    afp v = sum;
+    float v = sum;
     if (has_c == 1)
     {
         const int ci = p.c_off + batch_offset(z, p.c_sbh, p.c_sbl) + m * p.c_sm + n * p.c_sn;
-        v += afp(p.beta) * buffer_ld1(c_data, ci);
+        v += p.beta * float(buffer_ld1(c_data, ci));
     }
-    v *= afp(p.alpha);
-    v = activation_afp(v, activation_type, activation_param_0, activation_param_1);
+    v *= p.alpha;
+    v = activation_f32(v, activation_type, activation_param_0, activation_param_1);
     const int oi = p.o_off + batch_offset(z, p.o_sbh, p.o_sbl) + (m / out_elempack) * p.o_sm
                  + m % out_elempack + n * p.o_sn;
     buffer_st1(top_blob_data, oi, v);

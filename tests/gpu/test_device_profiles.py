@@ -2,12 +2,13 @@
 
 Unit tests of the clamp (a profile lowers a limit, a feature the profile lacks is reported
 absent), then models run on lavapipe under every shipped profile: results match the numpy
-path (fp32 1e-3, fp16 storage 3e-2 where the profile allows fp16), the limit guard
-(device_limits) never fires and no convolution leaves the GPU (the 4-storage-buffer kernel
-variants; the SPIR-V 1.0 builds under Vulkan 1.0). With fp16 storage a detection model is
-judged on the tensors entering its detection layer: thresholds and NMS turn an fp16 rounding
-of a score near a threshold into another list of boxes, which says nothing about the
-profile. The full grid (every benchmark model, every profile, both storages) is `-m slow`.
+path (fp32 1e-3; fp16 storage, and fp16 arithmetic, 3e-2 where the profile allows them),
+the limit guard (device_limits) never fires and no convolution leaves the GPU (the
+4-storage-buffer kernel variants; the SPIR-V 1.0 builds under Vulkan 1.0). With fp16 storage
+a detection model is judged on the tensors entering its detection layer: thresholds and NMS
+turn an fp16 rounding of a score near a threshold into another list of boxes, which says
+nothing about the profile. The full grid (every benchmark model, every profile, every
+precision) is `-m slow`.
 """
 
 import json
@@ -156,13 +157,13 @@ def test_vulkan_1_0_device_starts_and_refuses_only_1_1_kernels(profile_env):
     assert device_limits.exceeded() == []
 
 
-def _gpu_run(model: str, fp16: bool, outputs: list[str] | None = None):
+def _gpu_run(model: str, fp16: bool, outputs: list[str] | None = None, fp16_arithmetic: bool = False):
     """(outputs, net) of `model` on the GPU path: the blobs `outputs` (default: the model's)."""
     text, inputs, model_outputs = model_io(model)
     outputs = model_outputs if outputs is None else outputs
     net = vkncnn.Net()
     net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
-    net.opt.use_fp16_arithmetic = False
+    net.opt.use_fp16_arithmetic = fp16 and fp16_arithmetic
     net.load_param_mem(text)
     net.load_model(model_weights(model))
     with net.create_extractor() as ex:
@@ -171,7 +172,7 @@ def _gpu_run(model: str, fp16: bool, outputs: list[str] | None = None):
         return {name: ex.extract(name)[1].numpy() for name in outputs}, net
 
 
-def _run_under(name: str, model: str, fp16: bool):
+def _run_under(name: str, model: str, fp16: bool, fp16_arithmetic: bool = False):
     """Run `model` on the GPU path under profile `name`; check it against the numpy path,
     the guard, and that every convolution ran on the GPU. Returns the net."""
     text, inputs, outputs = model_io(model)
@@ -181,7 +182,7 @@ def _run_under(name: str, model: str, fp16: bool):
     want = run_vkncnn(text, model_weights(model), inputs, outputs, gpu=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # "runs on the CPU here" notes
-        got, net = _gpu_run(model, fp16, outputs)
+        got, net = _gpu_run(model, fp16, outputs, fp16_arithmetic)
     tol = 3e-2 if fp16 else 1e-3
     for blob in outputs:
         assert got[blob].shape == want[blob].shape, f"{name} {model}:{blob} {got[blob].shape} != {want[blob].shape}"
@@ -298,6 +299,9 @@ def test_squeezenet_under_profile(name, profile_env):
     _run_under(name, "squeezenet", fp16=False)
     if info.support_fp16_storage() and info.api_version() >= _API_1_1:
         _run_under(name, "squeezenet", fp16=True)
+    if name == "VP_ANDROID_15_minimums":  # fp16 arithmetic in 128-invocation workgroups, 16 KiB shared memory
+        assert info.support_fp16_arithmetic()
+        _run_under(name, "squeezenet", fp16=True, fp16_arithmetic=True)
 
 
 @pytest.mark.parametrize("model", ["mobilenet_v2", "resnet18"])
@@ -307,11 +311,13 @@ def test_models_under_android_baseline(model, profile_env):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("fp16", [False, True, "fp16a"], ids=["fp32", "fp16", "fp16a"])
 @pytest.mark.parametrize("model", list(INPUT_SHAPES))
 @pytest.mark.parametrize("name", PROFILES)
 def test_every_model_under_every_profile(name, model, fp16, profile_env):
     info = profile_env(name)
     if fp16 and not info.support_fp16_storage():
         pytest.skip(f"{name} does not guarantee 16-bit storage")
-    _run_under(name, model, fp16)
+    if fp16 == "fp16a" and not info.support_fp16_arithmetic():
+        pytest.skip(f"{name} does not guarantee fp16 arithmetic")
+    _run_under(name, model, bool(fp16), fp16_arithmetic=fp16 == "fp16a")

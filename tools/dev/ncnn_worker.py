@@ -44,13 +44,14 @@ class NcnnWorker:
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
 
     def run(self, param_text: str, weights: bytes, inputs: dict, outputs: list[str], timeout: float = 60.0,
-            empty_dims: bool = False):
+            empty_dims: bool = False, vulkan_fp16a: bool = False):
         """('ok', {name: array}) or ('error', message); raises NcnnCrashed if the child died
-        or hung (some invalid-memory cases loop forever in ncnn) for `timeout` seconds."""
+        or hung (some invalid-memory cases loop forever in ncnn) for `timeout` seconds.
+        `vulkan_fp16a`: ncnn's own Vulkan path with fp16 storage and arithmetic, not its CPU."""
         if self.proc is None or self.proc.poll() is not None:
             self._start()
         try:
-            _send(self.proc.stdin, (param_text, weights, inputs, outputs, empty_dims))
+            _send(self.proc.stdin, (param_text, weights, inputs, outputs, empty_dims, vulkan_fp16a))
             ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
             if not ready:
                 self.proc.kill()
@@ -75,11 +76,12 @@ def main() -> None:
     sys.stdout = sys.stderr  # ncnn's and our prints must not corrupt the protocol stream
     while True:
         try:
-            param_text, weights, inputs, outputs, empty_dims = _recv(stdin)
+            param_text, weights, inputs, outputs, empty_dims, vulkan_fp16a = _recv(stdin)
         except EOFError:
             return
         try:
-            reply = ("ok", run_ncnn(param_text, weights, inputs, outputs, empty_dims=empty_dims))
+            reply = ("ok", run_ncnn(param_text, weights, inputs, outputs, empty_dims=empty_dims,
+                                    vulkan=vulkan_fp16a, fp16_arithmetic=vulkan_fp16a))
         except Exception as e:  # ncnn rejected the param/model or failed to extract
             reply = ("error", f"{type(e).__name__}: {e}")
         _send(stdout, reply)

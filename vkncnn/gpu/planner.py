@@ -110,8 +110,10 @@ def _sanitize_options(opt, vkdev) -> None:
     if not info.support_fp16_storage():
         opt.use_fp16_storage = False
         opt.use_fp16_packed = False
-    # fp32 arithmetic everywhere: results stay within 1e-2 of fp32 with fp16 storage
-    opt.use_fp16_arithmetic = False
+    # fp16 arithmetic needs shaderFloat16, and runs on fp16-stored tensors only (the shaders'
+    # 16-bit types take both extensions); without either it is fp32 (docs/gpu.md)
+    if not (info.support_fp16_arithmetic() and info.support_fp16_storage()):
+        opt.use_fp16_arithmetic = False
     opt.use_bf16_storage = False
     opt.use_bf16_packed = False
     if not vkdev.info.support_cooperative_matrix():

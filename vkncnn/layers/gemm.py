@@ -22,7 +22,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.ops.dispatch_options import as_pack1, out_elempack, storage_is_fp16
+from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
 from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
@@ -218,7 +218,8 @@ class Gemm(Layer):
         check_alloc(opt, shape, scalar, "the product")
         top = VkMat.for_numpy_shape(shape, ep, scalar, cmd.blob_allocator(opt))
         out = GemmOperand(top, n * ep, ep, elempack=ep)
-        record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta)
+        record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta,
+                    fp16_arithmetic=arithmetic_fp16(opt, fp16))
         return [top]
 
     @staticmethod

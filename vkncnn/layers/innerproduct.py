@@ -18,7 +18,14 @@ from vkncnn.cpu_fallback import conv, gemm
 from vkncnn.cpu_fallback.activation import fused_activation
 from vkncnn.cpu_fallback.blas import BlasThreads
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.ops.dispatch_options import activation_specs, as_pack1, flat_layout, out_elempack, storage_is_fp16
+from vkncnn.gpu.ops.dispatch_options import (
+    activation_specs,
+    arithmetic_fp16,
+    as_pack1,
+    flat_layout,
+    out_elempack,
+    storage_is_fp16,
+)
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
@@ -146,5 +153,5 @@ class InnerProduct(Layer):
             chunk_out = GemmOperand(out.mat, out.s_row, out.s_col, off=n0 * out.s_col, elempack=out.elempack)
             # B(k, n) = W[n][k]: k is contiguous, the matrix-vector kernel reads W once, coalesced
             record_gemm(self, cmd, fp16, m, rows, self.num_input, a, GemmOperand(weight, 1, self.num_input),
-                        bias, chunk_out, activation=act)
+                        bias, chunk_out, activation=act, fp16_arithmetic=arithmetic_fp16(opt, fp16))
         return [top]

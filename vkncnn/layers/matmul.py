@@ -12,7 +12,7 @@ import numpy as np
 
 from vkncnn.cpu_fallback import gemm
 from vkncnn.errors import ShapeError
-from vkncnn.gpu.ops.dispatch_options import as_pack1, out_elempack, storage_is_fp16
+from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
 from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
@@ -82,7 +82,8 @@ class MatMul(Layer):
             out = GemmOperand(top, n * 4, 4, elempack=4)
         else:
             out = GemmOperand(top, n, 1, bl * m * n, m * n)
-        record_gemm(self, cmd, fp16, m, n, k, a, b, None, out, batch=bh * bl, batch_inner=bl)
+        record_gemm(self, cmd, fp16, m, n, k, a, b, None, out, batch=bh * bl, batch_inner=bl,
+                    fp16_arithmetic=arithmetic_fp16(opt, fp16))
         return [top]
 
 

@@ -26,7 +26,7 @@ import numpy as np
 from vkncnn.cpu_fallback import attention, attention_int8
 from vkncnn.cpu_fallback.conv import float2int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
-from vkncnn.gpu.ops.dispatch_options import as_pack1, out_elempack, storage_is_fp16, workgroup_cap
+from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16, workgroup_cap
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
 from vkncnn.gpu.vulkan.pipeline import shader_pipeline
 from vkncnn.gpu.vulkan.vkmat import VkMat
@@ -196,7 +196,8 @@ class MultiHeadAttention(Layer):
             weight, bias = self.gpu_weights[name]
             record_gemm(self, cmd, fp16, rows, out.n, in_dim, GemmOperand(x, in_dim, 1),
                         GemmOperand(weight, 1, in_dim, s_bh=out.w_step * in_dim),
-                        GemmOperand(bias, 0, 1, s_bh=out.w_step), out.operand, batch=out.batch, alpha=alpha)
+                        GemmOperand(bias, 0, 1, s_bh=out.w_step), out.operand, batch=out.batch, alpha=alpha,
+                        fp16_arithmetic=arithmetic_fp16(opt, fp16))  # the attention products stay fp32
 
         xq = VkMat.for_numpy_shape((q_len, embed), 1, scalar, alloc)
         linear(q, q_len, self.qdim, "q", _Out(GemmOperand(xq, embed, 1), embed, 1, 0), alpha=self.scale)

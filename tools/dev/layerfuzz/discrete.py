@@ -20,6 +20,10 @@ while a case runs in this process (ncnn runs in its own):
 
 The tensor-core kernels need a device with cooperative matrices: lavapipe has none, the
 H200 (NVIDIA) has, so gpuC16 is a path for that machine.
+
+Every path also has an fp16-arithmetic form, suffix `16a` (gpu16a, gpuD16a, ...): fp16
+storage and fp16 arithmetic, judged against real ncnn's own Vulkan fp16-arithmetic error on
+the same case (runner.compare).
 """
 
 from __future__ import annotations
@@ -32,16 +36,23 @@ PROFILES = {"gpuD": {"winograd": 0, "direct": None}, "gpuT": {"winograd": 1 << 6
 
 
 def base_path(path: str) -> str:
-    """'cpu', 'gpu' or 'gpu16': the precision and device a path runs at."""
+    """'cpu', 'gpu', 'gpu16' or 'gpu16a': the precision and device a path runs at."""
     if path == "cpu":
         return "cpu"
+    if path.endswith("16a"):
+        return "gpu16a"
     return "gpu16" if path.endswith("16") else "gpu"
+
+
+def kernel_profile(path: str) -> str:
+    """The path without its precision suffix: 'gpuD16a' -> 'gpuD'."""
+    return path.removesuffix("16a").removesuffix("16")
 
 
 @contextmanager
 def device_profile(path: str):
     """Patch the kernel choice for `path` while the block runs (a no-op for cpu/gpu/gpu16)."""
-    profile = PROFILES.get(path.removesuffix("16"))
+    profile = PROFILES.get(kernel_profile(path))
     if profile is None:
         yield
         return

@@ -11,6 +11,9 @@ on each path: `cpu` (numpy), `gpu` (Vulkan fp32), `gpu16` (Vulkan fp16 storage; 
 `gpuT` and their fp16 forms take a discrete GPU's kernels: discrete.py; `gpuR`,
 `gpuR16` check a second run of the same net, which replays the first run's plans), and
 prints one line per disagreement with the command that replays it (`--case N --show`).
+`gpu16a` (and `gpuD16a`, ...): fp16 storage and fp16 arithmetic, where fp16 is checked at
+all; it passes within the case's fp16 tolerance or within twice real ncnn's own Vulkan
+fp16-arithmetic error on the case, whichever is larger.
 
 Case i of a layer is drawn from a generator seeded by (seed, i, layer), so a reported
 case replays alone, on any machine. Exit status 1 when any case failed.
@@ -74,8 +77,8 @@ def _run_vkncnn(text: str, wb: bytes, feed: dict, names: list, path: str, replay
 
     net = vkncnn.Net()
     net.opt.use_vulkan_compute = path != "cpu"
-    net.opt.use_fp16_storage = net.opt.use_fp16_packed = path == "gpu16"
-    net.opt.use_fp16_arithmetic = False
+    net.opt.use_fp16_storage = net.opt.use_fp16_packed = path in ("gpu16", "gpu16a")
+    net.opt.use_fp16_arithmetic = path == "gpu16a"
     net.load_param_mem(text)
     if path != "cpu" and net.gpu is None:
         raise RuntimeError("no Vulkan device: the GPU paths cannot run")
@@ -99,15 +102,22 @@ def _extract(net, feed: dict, names: list) -> dict:
         return {name: ex.extract(name)[1].numpy() for name in names}
 
 
-def compare(case: Case, want: dict, got: dict, path: str) -> str:
-    """'' when every output agrees within the path's tolerance, else what differs."""
+def compare(case: Case, want: dict, got: dict, path: str, ncnn16a: dict | None = None) -> str:
+    """'' when every output agrees within the path's tolerance, else what differs.
+
+    ncnn16a: real ncnn's own Vulkan fp16-arithmetic outputs (gpu16a paths): twice their error
+    against `want` widens that output's tolerance."""
     path = base_path(path)
-    tol = case.tol16 if path == "gpu16" else case.tol
     for name, w in want.items():
         g = got[name]
         if g.shape != w.shape:
             return f"{name} shape {g.shape} != ncnn {w.shape}"
-        if path == "gpu16":
+        tol = case.tol16 if path in ("gpu16", "gpu16a") else case.tol
+        if path == "gpu16a" and ncnn16a is not None and getattr(ncnn16a.get(name), "shape", None) == w.shape:
+            ncnn_err = rel_err(ncnn16a[name], w)
+            if np.isfinite(ncnn_err):
+                tol = max(tol, 2 * ncnn_err)
+        if path in ("gpu16", "gpu16a"):
             # beyond fp16's range (e.g. max pooling's -FLT_MAX over a window of padding only)
             # fp16 storage holds an inf of the same sign: that is the format, not a bug
             w = np.where((np.abs(w) > 65504) & np.isinf(g) & (np.sign(g) == np.sign(w)), g, w)
@@ -137,6 +147,13 @@ def run_case(case: Case, worker: NcnnWorker, paths=PATHS) -> list[Outcome]:
         kind, want = worker.run(text, wb, ncnn_feed, names)
     except NcnnCrashed as e:
         kind, want = "crashed", str(e)
+    ncnn16a = None
+    if kind == "ok" and any(base_path(p) == "gpu16a" for p in paths) and "gpu16" in case.paths:
+        try:  # real ncnn's own fp16-arithmetic error: what the gpu16a paths are held to
+            kind16a, out16a = worker.run(text, wb, ncnn_feed, names, vulkan_fp16a=True)
+            ncnn16a = out16a if kind16a == "ok" else None
+        except NcnnCrashed:
+            ncnn16a = None
     ncnn_bug = known_ncnn_bug(case)
     if ncnn_bug:
         # most known ncnn bugs read or write outside a buffer: the next case gets a fresh
@@ -144,7 +161,8 @@ def run_case(case: Case, worker: NcnnWorker, paths=PATHS) -> list[Outcome]:
         worker.close()
     outcomes = []
     for path in paths:
-        if base_path(path) not in case.paths:
+        # fp16 arithmetic is checked wherever fp16 storage is
+        if base_path(path).removesuffix("a") not in case.paths:
             continue
         try:
             got = run_vkncnn(text, wb, feed, names, path)
@@ -162,7 +180,7 @@ def run_case(case: Case, worker: NcnnWorker, paths=PATHS) -> list[Outcome]:
         elif vk_err is not None:
             outcomes.append(Outcome(path, "vk-raised", vk_err))
         else:
-            diff = compare(case, want, got, path)
+            diff = compare(case, want, got, path, ncnn16a)
             outcomes.append(Outcome(path, "mismatch" if diff else "ok", diff))
         if ncnn_bug and outcomes[-1].status in ("mismatch", "ncnn-crashed"):
             outcomes[-1] = Outcome(path, "ncnn-bug", f"{ncnn_bug}; {outcomes[-1].detail}")

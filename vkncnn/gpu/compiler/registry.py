@@ -1,9 +1,9 @@
 """Built-in shader name -> SPIR-V bytes, and user GLSL -> SPIR-V bytes.
 
-A built-in shader is shaders/<name>.comp. One file yields several *variants*: fp32 or fp16
-storage (the preamble, preamble.py) times the defines its manifest declares
-(`// variants: PACK4=0,1`, see shader_source.py). `get_builtin_spirv` looks for a variant in
-three places, cheapest first:
+A built-in shader is shaders/<name>.comp. One file yields several *variants*: its precision
+(the preamble, preamble.py: fp32, fp16 storage, or fp16 storage with fp16 arithmetic) times
+the defines its manifest declares (`// variants: PACK4=0,1`, see source.py). `get_builtin_spirv`
+looks for a variant in three places, cheapest first:
 
 1. the SPIR-V shipped inside the package: shaders/spirv/index.json maps
    name -> variant key -> {file, source_sha256, spirv_sha256}. The entry is used only if its
@@ -12,18 +12,19 @@ three places, cheapest first:
 2. the on-disk cache (spirv_cache.py);
 3. the compiler (glslang.py), whose result goes to the disk cache.
 
+With VKNCNN_NO_COMPILER=1 only step 1 is allowed, and the compiler binding is never imported.
+Results are also memoised in-process, so asking twice costs a dict lookup.
+
 Two compile targets: SPIR-V 1.3 for Vulkan 1.1 and newer (TARGET), and SPIR-V 1.0 for
 Vulkan 1.0 devices (TARGET_VULKAN_1_0: fp32 storage only, the variants the manifest's
 `// vulkan1.0:` line allows; spirv_target picks it from the device's API version). A variant
 with no 1.0 build comes as SPIR-V 1.3, which the device guard then refuses for that kernel
 alone (device_limits.KernelUnsupported: the layer runs on the CPU).
 
-With VKNCNN_NO_COMPILER=1 only step 1 is allowed, and the compiler binding is never imported.
-Results are also memoised in-process, so asking twice costs a dict lookup.
-
-Arithmetic stays fp32 (afp = float) for built-in shaders whatever opt.use_fp16_arithmetic
-says: DESIGN.md asks for fp16 storage with fp32 accumulation. compile_glsl can still build
-fp16-arithmetic shaders on request.
+fp16 arithmetic (afp = float16_t) is a variant only of the shaders whose manifest says
+`// fp16a:` (docs/gpu.md says which and why); a request for it elsewhere gets the
+fp16-storage variant, whose arithmetic is fp32. It is requested when opt.use_fp16_arithmetic
+and fp16 storage are on and the device has shaderFloat16 (effective_fp16_arithmetic).
 """
 
 from __future__ import annotations
@@ -63,21 +64,31 @@ _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 @dataclass(frozen=True)
 class Variant:
-    """One compilation of a shader file: storage precision plus its defines (sorted), and
-    the compile target (source.TARGET, or TARGET_VULKAN_1_0 for Vulkan 1.0 devices)."""
+    """One compilation of a shader file: its precision plus its defines (sorted), and the
+    compile target (source.TARGET, or TARGET_VULKAN_1_0 for Vulkan 1.0 devices).
+
+    fp16_arithmetic implies fp16_storage (the 16-bit types need both extensions)."""
     fp16_storage: bool
     defines: tuple[tuple[str, str], ...] = ()
+    fp16_arithmetic: bool = False
     target: str = TARGET
 
     @property
+    def precision(self) -> str:
+        """'fp32', 'fp16s' (fp16 storage, fp32 arithmetic) or 'fp16a' (fp16 both)."""
+        if self.fp16_arithmetic:
+            return "fp16a"
+        return "fp16s" if self.fp16_storage else "fp32"
+
+    @property
     def key(self) -> str:
-        """'fp32' or 'fp16s', then ';NAME=value' per define, then '@vulkan1.0' for the
-        SPIR-V 1.0 build: the index.json key."""
-        key = ";".join(["fp16s" if self.fp16_storage else "fp32"] + [f"{k}={v}" for k, v in self.defines])
+        """The precision, then ';NAME=value' per define, then '@vulkan1.0' for the SPIR-V 1.0
+        build: the index.json key."""
+        key = ";".join([self.precision] + [f"{k}={v}" for k, v in self.defines])
         return key + _target_suffix(self.target, "@")
 
     def file_name(self, stem: str) -> str:
-        parts = [stem, "fp16s" if self.fp16_storage else "fp32"]
+        parts = [stem, self.precision]
         parts += [f"{k}_{re.sub(r'[^A-Za-z0-9_.]', '_', v)}" for k, v in self.defines]
         return "-".join(parts) + _target_suffix(self.target, "-") + ".spv"
 
@@ -114,6 +125,24 @@ def effective_fp16_storage(opt, vkdev=None) -> bool:
         if probe is not None:
             return bool(probe() if callable(probe) else probe)
     return True
+
+
+def effective_fp16_arithmetic(opt, vkdev=None) -> bool:
+    """fp16 arithmetic for these options on this device: opt.use_fp16_arithmetic with fp16
+    storage in effect, and the device has shaderFloat16 (assumed when vkdev is None; a device
+    object that cannot say is taken to lack it)."""
+    if not getattr(opt, "use_fp16_arithmetic", False) or not effective_fp16_storage(opt, vkdev):
+        return False
+    if vkdev is None:
+        return True
+    info = getattr(vkdev, "info", None)
+    if callable(info):
+        info = info()
+    for obj in (info, vkdev):
+        probe = getattr(obj, "support_fp16_arithmetic", None)
+        if probe is not None:
+            return bool(probe() if callable(probe) else probe)
+    return False
 
 
 def build_compiler_input(source: str, name: str, defines: dict[str, str], fp16_storage: bool,
@@ -165,6 +194,7 @@ class BuiltinShaders:
         self._aliases: dict[str, tuple[str, dict[str, str]]] | None = None
         self._index: dict | None = None
         self._memo: dict[tuple[str, Variant], bytes] = {}  # files are read once per process
+        self._resolved: dict[tuple, tuple[str, Variant]] = {}  # resolve() answers, by request
 
     # ---- what exists
     def stems(self) -> list[str]:
@@ -195,9 +225,21 @@ class BuiltinShaders:
 
     # ---- choosing a variant
     def resolve(self, name: str, fp16_storage: bool, defines: dict | None = None,
-                target: str = TARGET) -> tuple[str, Variant]:
+                fp16_arithmetic: bool = False, target: str = TARGET) -> tuple[str, Variant]:
         """Name (file stem or alias) + options -> (file stem, Variant). Manifest defaults fill gaps.
-        A SPIR-V 1.0 target the variant has no build for gives the default target."""
+
+        fp16_arithmetic is honoured where the manifest ships it for these defines (and fp16
+        storage is on); elsewhere the variant is the fp16-storage one. A SPIR-V 1.0 target the
+        variant has no build for gives the default target."""
+        request = (name, bool(fp16_storage), bool(fp16_arithmetic), target,
+                   tuple(sorted((str(k), repr(v)) for k, v in (defines or {}).items())))
+        hit = self._resolved.get(request)
+        if hit is None:
+            hit = self._resolved[request] = self._resolve(name, fp16_storage, defines, fp16_arithmetic, target)
+        return hit
+
+    def _resolve(self, name: str, fp16_storage: bool, defines: dict | None,
+                 fp16_arithmetic: bool, target: str) -> tuple[str, Variant]:
         if not _NAME_RE.match(name or ""):
             raise ShaderCompileError(f"bad built-in shader name {name!r}")
         if (self.dir / f"{name}.comp").is_file():
@@ -207,14 +249,17 @@ class BuiltinShaders:
         else:
             known = ", ".join(self.names()) or "(none)"
             raise ShaderCompileError(f"no built-in shader named '{name}' (known: {known})")
-        merged = {**self.manifest(stem).defaults(), **alias_defs, **normalize_defines(defines)}
-        if target == TARGET_VULKAN_1_0 and (fp16_storage or not self.manifest(stem).builds_for_vulkan10(merged)):
+        manifest = self.manifest(stem)
+        merged = {**manifest.defaults(), **alias_defs, **normalize_defines(defines)}
+        arith = bool(fp16_arithmetic and fp16_storage and manifest.has_fp16a(merged))
+        if target == TARGET_VULKAN_1_0 and (fp16_storage or not manifest.builds_for_vulkan10(merged)):
             target = TARGET
-        return stem, Variant(fp16_storage, tuple(sorted(merged.items())), target)
+        return stem, Variant(bool(fp16_storage), tuple(sorted(merged.items())), arith, target)
 
     def all_variants(self, stem: str) -> list[Variant]:
         """What build_spirv ships: manifest axes' product and every alias, times both storages,
-        plus the SPIR-V 1.0 builds (fp32) the `// vulkan1.0:` line allows."""
+        plus the fp16-arithmetic variants the manifest asks for and the SPIR-V 1.0 builds
+        (fp32) the `// vulkan1.0:` line allows."""
         manifest = self.manifest(stem)
         axes = sorted(manifest.variants.items())
         combos = [dict(zip([k for k, _ in axes], values)) for values in itertools.product(*[v for _, v in axes])]
@@ -222,21 +267,23 @@ class BuiltinShaders:
             if alias_stem == stem:
                 combos.append({**manifest.defaults(), **defs})
         out: list[Variant] = []
-        for fp16 in (False, True):
+        for fp16, arith in ((False, False), (True, False), (True, True)):
             for defs in combos:
-                v = Variant(fp16, tuple(sorted(defs.items())))
+                if arith and not manifest.has_fp16a(defs):
+                    continue
+                v = Variant(fp16, tuple(sorted(defs.items())), arith)
                 if v not in out:
                     out.append(v)
         # the SPIR-V 1.0 builds for Vulkan 1.0 devices: fp32 storage, as the manifest allows
         for defs in combos:
-            v = Variant(False, tuple(sorted(defs.items())), TARGET_VULKAN_1_0)
+            v = Variant(False, tuple(sorted(defs.items())), target=TARGET_VULKAN_1_0)
             if manifest.builds_for_vulkan10(defs) and v not in out:
                 out.append(v)
         return out
 
     def compiler_input(self, stem: str, variant: Variant) -> ExpandedSource:
         return build_compiler_input(self.source(stem), f"{stem}.comp", dict(variant.defines),
-                                    variant.fp16_storage, False, [self.include_dir])
+                                    variant.fp16_storage, variant.fp16_arithmetic, [self.include_dir])
 
     # ---- shipped SPIR-V
     def index(self) -> dict:
@@ -263,8 +310,9 @@ class BuiltinShaders:
         return data, ""
 
     # ---- the lookup
-    def get(self, name: str, fp16_storage: bool, defines: dict | None = None, target: str = TARGET) -> bytes:
-        stem, variant = self.resolve(name, fp16_storage, defines, target)
+    def get(self, name: str, fp16_storage: bool, defines: dict | None = None,
+            fp16_arithmetic: bool = False, target: str = TARGET) -> bytes:
+        stem, variant = self.resolve(name, fp16_storage, defines, fp16_arithmetic, target)
         memo_key = (stem, variant)
         hit = self._memo.get(memo_key)
         if hit is not None:
@@ -297,13 +345,22 @@ def list_builtin_shaders() -> list[str]:
 
 
 def get_builtin_spirv(name: str, opt, vkdev=None, defines: dict | None = None) -> bytes:
-    """SPIR-V of built-in shader `name` for these options (fp16 storage if opt asks and vkdev can).
+    """SPIR-V of built-in shader `name` for these options (fp16 storage if opt asks and vkdev
+    can; fp16 arithmetic too where opt asks, vkdev can and the shader has that variant).
 
     name: a shaders/<name>.comp stem or a manifest alias ("relu", "relu_pack4").
     defines: extra or overriding macros, e.g. {"PACK4": 1}; manifest defaults fill the rest.
     The SPIR-V version follows the device (spirv_target).
     """
-    return _builtins.get(name, effective_fp16_storage(opt, vkdev), defines, spirv_target(vkdev))
+    return _builtins.get(name, effective_fp16_storage(opt, vkdev), defines, effective_fp16_arithmetic(opt, vkdev),
+                         spirv_target(vkdev))
+
+
+def builtin_variant(name: str, opt, vkdev=None, defines: dict | None = None) -> Variant:
+    """The Variant get_builtin_spirv picks for the same arguments (its .key says e.g.
+    'fp16a;PACK4=1'): what a Pipeline made from a built-in name records as its variant."""
+    return _builtins.resolve(name, effective_fp16_storage(opt, vkdev), defines,
+                             effective_fp16_arithmetic(opt, vkdev), spirv_target(vkdev))[1]
 
 
 def compile_glsl(source: str, defines: dict | None = None, name: str = "shader", fp16_storage: bool = False,

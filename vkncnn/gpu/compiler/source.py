@@ -24,6 +24,10 @@ of code (`#version` may come before or after them):
     // vulkan1.0: SUBGROUP=0            which variants also ship as SPIR-V 1.0 for Vulkan 1.0
                                         devices (fp32 storage, those defines); `no` for none.
                                         Without the line: every fp32-storage variant
+    // fp16a: all                       also ship fp16-arithmetic variants (afp = float16_t) of
+    // fp16a: MODE=0                    every combination, or only of those whose listed axes take
+                                        the listed values; without the line, a request for fp16
+                                        arithmetic gets the fp16-storage variant (fp32 arithmetic)
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from ...errors import ShaderCompileError
 
 _INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^">]+)[">][ \t]*(//.*)?$')
 _VERSION_RE = re.compile(r"^[ \t]*#[ \t]*version\b")
-_DIRECTIVE_RE = re.compile(r"^[ \t]*//[ \t]*(variants|alias|vulkan1\.0)[ \t]*:(.*)$")
+_DIRECTIVE_RE = re.compile(r"^[ \t]*//[ \t]*(variants|alias|vulkan1\.0|fp16a)[ \t]*:(.*)$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _MAX_INCLUDE_DEPTH = 16
 
@@ -147,6 +151,9 @@ class Manifest:
     # `// vulkan1.0:` the defines a variant needs to ship as SPIR-V 1.0 ({} = every fp32
     # variant, the default); None (`no`): the shader needs Vulkan 1.1
     vulkan10: dict[str, str] | None = field(default_factory=dict)
+    # fp16-arithmetic variants: None = none shipped; {} = every combination; else the axis
+    # values they are shipped for ({"MODE": ["0"]})
+    fp16a: dict[str, list[str]] | None = None
 
     def defaults(self) -> dict[str, str]:
         return {k: v[0] for k, v in self.variants.items()}
@@ -155,9 +162,16 @@ class Manifest:
         """Does the variant with these defines (fp32 storage) ship as SPIR-V 1.0?"""
         return self.vulkan10 is not None and all(defines.get(k) == v for k, v in self.vulkan10.items())
 
+    def has_fp16a(self, defines: dict[str, str]) -> bool:
+        """Whether the combination `defines` has an fp16-arithmetic variant."""
+        if self.fp16a is None:
+            return False
+        return all(str(defines.get(k, "")) in values for k, values in self.fp16a.items())
+
 
 def parse_manifest(source: str, name: str = "shader") -> Manifest:
-    """Read `// variants:` and `// alias:` directives from the comment block at the top."""
+    """Read the `// variants:`, `// alias:`, `// vulkan1.0:` and `// fp16a:` directives from the
+    comment block at the top."""
     manifest = Manifest()
     for line in source.splitlines():
         stripped = line.strip()
@@ -177,6 +191,17 @@ def parse_manifest(source: str, name: str = "shader") -> Manifest:
                     manifest.vulkan10 = dict(a.split("=", 1) for a in body)
                     if not body or not all(_NAME_RE.match(k) for k in manifest.vulkan10):
                         raise ValueError(line)
+            elif kind == "fp16a":
+                manifest.fp16a = {}
+                for item in body:
+                    if item == "all" and len(body) == 1:
+                        break
+                    key, values = item.split("=", 1)
+                    manifest.fp16a[key] = [v for v in values.split(",") if v != ""]
+                    if not _NAME_RE.match(key) or not manifest.fp16a[key]:
+                        raise ValueError(item)
+                if not body:
+                    raise ValueError(kind)
             elif kind == "variants":
                 for item in body:
                     key, values = item.split("=", 1)
@@ -191,6 +216,7 @@ def parse_manifest(source: str, name: str = "shader") -> Manifest:
         except ValueError:
             raise ShaderCompileError(f"shader '{name}': bad manifest line {line.strip()!r} "
                                      "(expected '// variants: NAME=v1,v2 ...', '// alias: name NAME=v ...' or "
-                                     "'// vulkan1.0: NAME=v ... | no')"
+                                     "'// vulkan1.0: NAME=v ... | no', '// fp16a: all' or "
+                                     "'// fp16a: NAME=v1,v2 ...')"
                                      ) from None
     return manifest

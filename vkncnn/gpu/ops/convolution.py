@@ -14,6 +14,7 @@ from ..vulkan.vkmat import VkMat
 from .conv_geometry import ConvGeometry, Plane
 from .dispatch_options import (
     activation_specs,
+    arithmetic_fp16,
     as_pack1,
     out_elempack,
     parallel_target,
@@ -148,6 +149,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             residual = cmd.vkdev.convert_packing(residual, ep, cmd, opt)
     has_residual = int(residual is not None)
     fp16 = storage_is_fp16(x)
+    arith = arithmetic_fp16(opt, fp16)  # the cooperative-matrix kernels and the split-K reduce keep theirs
     act = list(activation) if activation is not None else activation_specs(layer.activation_type,
                                                                            layer.activation_params)
     bias = layer.bias_gpu
@@ -174,7 +176,8 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
         log_kernel(layer, "convolution_direct", f"{m}x{n}x{k} product small enough for the direct loop"
                    + (f", {LEAN_BINDINGS} storage buffers" if lean else ""))
         pipeline = shader_pipeline(layer.vkdev, "convolution_direct", fp16, specs, (lx, 1, lz),
-                                   {"PX": px, "BINDINGS": LEAN_BINDINGS if lean else DIRECT_BINDINGS})
+                                   {"PX": px, "BINDINGS": LEAN_BINDINGS if lean else DIRECT_BINDINGS},
+                                   fp16_arithmetic=arith)
         grid = (workgroups[0] * lx, workgroups[1], workgroups[2] * lz)
         bindings = [x, top, layer.weight_gpu, bias] + ([] if lean else [residual])
         cmd.record_pipeline(pipeline, bindings, [], grid)
@@ -188,7 +191,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             plane.channels // layer.group, num_output // layer.group, plane.elempack, ep]
         pipeline = shader_pipeline(layer.vkdev, "convolutiondepthwise", fp16, specs,
                                    plane_local_size(outw, outh, num_output),
-                                   {"PACK4": 0, "DECONV": int(deconv), "GROUPED": 1})
+                                   {"PACK4": 0, "DECONV": int(deconv), "GROUPED": 1}, fp16_arithmetic=arith)
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, num_output))
         return top
     if path == "depthwise":
@@ -203,7 +206,8 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
             geometry.pad_top, geometry.pad_left, geometry.pad_value]
         pipeline = shader_pipeline(layer.vkdev, "convolutiondepthwise", fp16, specs,
                                    plane_local_size(outw, outh, items),
-                                   {"PACK4": int(ep == 4), "DECONV": int(deconv), "GROUPED": 0})
+                                   {"PACK4": int(ep == 4), "DECONV": int(deconv), "GROUPED": 0},
+                                   fp16_arithmetic=arith)
         cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], (outw, outh, items))
         return top
     top = VkMat.for_numpy_shape(shape, ep, x.scalar_size(), cmd.blob_allocator(opt))
@@ -230,7 +234,7 @@ def record_conv(layer, cmd, opt, x, plane: Plane, shape: tuple, geometry: ConvGe
                    + (f", {LEAN_BINDINGS} storage buffers" if lean else ""))
         pipeline = shader_pipeline(layer.vkdev, "convolution", fp16, specs + [slices, has_residual], (lx, ly, 1),
                                    {"DECONV": int(deconv), "TM": tm,
-                                    "BINDINGS": LEAN_BINDINGS if lean else TILED_BINDINGS})
+                                    "BINDINGS": LEAN_BINDINGS if lean else TILED_BINDINGS}, fp16_arithmetic=arith)
         grid = (-(-n // (4 * lx)) * lx, -(-m // (tm * ly)) * ly, group * slices)
         if lean:
             cmd.record_pipeline(pipeline, [x, top, layer.weight_gpu, bias], [], grid)

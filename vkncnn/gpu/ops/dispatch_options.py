@@ -29,6 +29,13 @@ def storage_is_fp16(mat) -> bool:
     return mat.scalar_size() == 2
 
 
+def arithmetic_fp16(opt, fp16: bool) -> bool:
+    """Whether a dispatch on tensors of this storage asks for fp16 arithmetic: fp16 storage
+    and opt.use_fp16_arithmetic. The device's shaderFloat16 and the shader's own fp16a
+    variant are checked where the pipeline is made (pipeline.shader_pipeline)."""
+    return bool(fp16 and getattr(opt, "use_fp16_arithmetic", False))
+
+
 def as_pack1(mat, cmd, opt):
     """`mat` with elempack 1 (a GPU repack when it is pack4)."""
     return mat if mat.elempack == 1 else cmd.vkdev.convert_packing(mat, 1, cmd, opt)

@@ -11,7 +11,8 @@ pipelines and know how to dispatch the shader.
 
 Storage precision is read from the tensor (2-byte scalars = fp16 storage), not from opt:
 create_pipeline builds the variants the Net's options ask for, and a tensor stored the other
-way still runs (its pipeline is made on first use). Elementwise work ignores packing, so the
+way still runs (its pipeline is made on first use). fp16 arithmetic is the option's
+(use_fp16_arithmetic, on fp16-stored tensors). Elementwise work ignores packing, so the
 flat shaders take the vec4 variant whenever the scalar count divides by 4.
 """
 
@@ -26,7 +27,7 @@ from vkncnn.cpu_fallback import binary
 from ...errors import ShapeError
 from ..vulkan.pipeline import Pipeline, optimal_local_size, shader_pipeline
 from ..vulkan.vkmat import VkMat, use_fp16_storage
-from .dispatch_options import storage_is_fp16
+from .dispatch_options import arithmetic_fp16, storage_is_fp16
 
 # -- unaryop.comp op codes (the shader's OP_* constants) -----------------------------------
 RELU, SIGMOID, SWISH, GELU, GELU_FAST, HARDSWISH, HARDSIGMOID, CLIP, TANH, ELU, MISH = range(11)
@@ -54,7 +55,7 @@ def flat_global_size(pipeline: Pipeline, vkdev, n: int) -> tuple:
 
 
 class ShaderVariants:
-    """One layer's pipelines of one built-in shader, keyed by (fp16 storage, PACK4)."""
+    """One layer's pipelines of one built-in shader, keyed by (fp16 storage, fp16 arithmetic, PACK4)."""
 
     def __init__(self, vkdev, shader: str, specializations: list) -> None:
         self.vkdev = vkdev
@@ -66,24 +67,29 @@ class ShaderVariants:
         """Build what the Net's options ask for now, as ncnn does at create_pipeline."""
         fp16 = use_fp16_storage(opt, self.vkdev)
         for pack4 in pack4_values:
-            self.get(fp16, pack4)
+            self.get(fp16, pack4, arithmetic_fp16(opt, fp16))
 
-    def get(self, fp16: bool, pack4: int) -> Pipeline:
-        key = (bool(fp16), int(pack4))
+    def get(self, fp16: bool, pack4: int, fp16_arithmetic: bool = False) -> Pipeline:
+        key = (bool(fp16), bool(fp16_arithmetic), int(pack4))
         pipeline = self._pipelines.get(key)
         if pipeline is None:
             pipeline = self._pipelines[key] = shader_pipeline(
                 self.vkdev, self.shader, key[0], self.specializations, optimal_local_size(self.vkdev, 64, 1, 1),
-                {"PACK4": key[1]})
+                {"PACK4": key[2]}, fp16_arithmetic=key[1])
         return pipeline
 
+    def for_tensor(self, ref: VkMat, pack4: int, opt) -> Pipeline:
+        """The pipeline for a dispatch over `ref` under the extractor's options."""
+        fp16 = storage_is_fp16(ref)
+        return self.get(fp16, pack4, arithmetic_fp16(opt, fp16))
 
-def _flat_dispatch(cmd, variants: ShaderVariants, bindings: list, extra_constants: list, ref: VkMat) -> None:
+
+def _flat_dispatch(cmd, variants: ShaderVariants, bindings: list, extra_constants: list, ref: VkMat, opt) -> None:
     """Run a flat shader over ref's scalars, as vec4 when their count divides by 4."""
     scalars = ref.total() * ref.elempack
     pack4 = int(scalars % 4 == 0)
     n = scalars // 4 if pack4 else scalars
-    pipeline = variants.get(storage_is_fp16(ref), pack4)
+    pipeline = variants.for_tensor(ref, pack4, opt)
     cmd.record_pipeline(pipeline, bindings, [n] + list(extra_constants), flat_global_size(pipeline, cmd.vkdev, n))
 
 
@@ -98,7 +104,7 @@ class UnaryGpu:
 
     def forward(self, bottom: VkMat, cmd, opt) -> VkMat:
         top = VkMat.create_like(bottom, cmd.blob_allocator(opt))
-        _flat_dispatch(cmd, self.variants, [bottom, top], [], bottom)
+        _flat_dispatch(cmd, self.variants, [bottom, top], [], bottom, opt)
         return top
 
 
@@ -150,7 +156,7 @@ class AffineGpu:
             inner, lane_step = {1: 1, 2: bottom.w}.get(bottom.dims, bottom.cstep), 1
         else:
             inner, lane_step = max(n, 1), 0  # one group holding everything, every lane index 0
-        pipeline = self.variants.get(storage_is_fp16(bottom), int(bottom.elempack == 4))
+        pipeline = self.variants.for_tensor(bottom, int(bottom.elempack == 4), opt)
         cmd.record_pipeline(pipeline, [bottom, top, self.params_gpu, scale_blob],
                             [n, inner, self.bias_offset, lane_step], flat_global_size(pipeline, cmd.vkdev, n))
         return top
@@ -224,7 +230,7 @@ class BinaryGpu:
 
     def forward_scalar(self, a: VkMat, cmd, opt) -> VkMat:
         top = VkMat.create_like(a, cmd.blob_allocator(opt))
-        _flat_dispatch(cmd, self.flat, [a, None, top], [0] * 16, a)
+        _flat_dispatch(cmd, self.flat, [a, None, top], [0] * 16, a, opt)
         return top
 
     def forward(self, a: VkMat, b: VkMat, cmd, opt) -> VkMat:
@@ -237,7 +243,7 @@ class BinaryGpu:
         a_shape, b_shape = a.numpy_shape(), b.numpy_shape()
         if a_shape == b_shape and a.elempack == b.elempack:
             top = VkMat.create_like(a, cmd.blob_allocator(opt))
-            _flat_dispatch(cmd, self.flat, [a, b, top], [0] * 16, a)
+            _flat_dispatch(cmd, self.flat, [a, b, top], [0] * 16, a, opt)
             return top
         out_shape, a_consts, b_consts = broadcast_plan(a_shape, b_shape, a.elempack, b.elempack)
         n = prod(out_shape)
@@ -247,7 +253,7 @@ class BinaryGpu:
         out_pack = 4 if opt.use_packing_layout and out_shape[0] % 4 == 0 else 1
         top = VkMat.for_numpy_shape(out_shape, out_pack, ref.scalar_size(), cmd.blob_allocator(opt))
         o = (tuple(out_shape) + (1, 1, 1))[1:4]
-        pipeline = self.broadcast.get(storage_is_fp16(ref), 0)
+        pipeline = self.broadcast.for_tensor(ref, 0, opt)
         cmd.record_pipeline(pipeline, [a, b, top], [n, *o, out_pack, *a_consts, *b_consts],
                             flat_global_size(pipeline, cmd.vkdev, n))
         return top
@@ -278,7 +284,7 @@ class EltwiseGpu:
         for i, m in enumerate(mats[1:], start=1):
             top = VkMat.create_like(first, cmd.blob_allocator(opt))
             variants = last if i == len(mats) - 1 else plain
-            _flat_dispatch(cmd, variants, [acc, m, top], [coeff[0] if i == 1 else 1.0, coeff[i]], first)
+            _flat_dispatch(cmd, variants, [acc, m, top], [coeff[0] if i == 1 else 1.0, coeff[i]], first, opt)
             if acc is not mats[0]:
                 acc.release()  # an intermediate sum: its buffer goes back to the pool
             acc = top

@@ -51,8 +51,11 @@ def gemm_tile(m: int, n: int, cap: int = 256) -> tuple[int, int]:
 
 def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, b: GemmOperand,
                 c: GemmOperand | None, out: GemmOperand, batch: int = 1, batch_inner: int = 1,
-                alpha: float = 1.0, beta: float = 1.0, activation=(0, 0.0, 0.0)) -> None:
-    """Record out = act((A @ B + beta * C) * alpha) over `batch` products (shaders/gemm.comp)."""
+                alpha: float = 1.0, beta: float = 1.0, activation=(0, 0.0, 0.0), fp16_arithmetic: bool = False) -> None:
+    """Record out = act((A @ B + beta * C) * alpha) over `batch` products (shaders/gemm.comp).
+
+    fp16_arithmetic (dispatch_options.arithmetic_fp16): the tiled kernel may compute in fp16
+    (its fp16a variant; the other modes and the tensor-core kernel keep fp32 sums)."""
     if m <= 0 or n <= 0 or batch <= 0:
         return
     if k <= 0:  # an empty sum: the product is zero, the epilogue still runs
@@ -81,7 +84,7 @@ def record_gemm(layer, cmd, fp16: bool, m: int, n: int, k: int, a: GemmOperand, 
         global_size = (-(-n // (4 * lx)) * lx, -(-m // (4 * ly)) * ly, batch)
     log_kernel(layer, f"gemm mode {mode}", ("tiled through shared memory", "matrix-vector, k split over a workgroup",
                                             "one invocation per output")[mode] + f": {batch} x {m}x{n}x{k}")
-    pipeline = shader_pipeline(layer.vkdev, "gemm", fp16, specs, local, {"MODE": mode})
+    pipeline = shader_pipeline(layer.vkdev, "gemm", fp16, specs, local, {"MODE": mode}, fp16_arithmetic=fp16_arithmetic)
     _record(cmd, pipeline, m, n, k, a, b, c, out, batch_inner, alpha, beta, global_size)
 
 

@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ...errors import GpuError
-from ..compiler.registry import get_builtin_spirv
+from ..compiler.registry import builtin_variant, get_builtin_spirv
 from ..compiler.spirv_reflect import LOCAL_SIZE_SPEC_IDS, ShaderInfo, reflect
 from . import device_limits
 from .vk import check, vk
@@ -95,6 +95,8 @@ class Pipeline:
         self.shader_info: ShaderInfo | None = None
         self._objects: PipelineObjects | None = None
         self.name = "shader"
+        # the built-in variant's key ("fp16a;PACK4=1"), "" for SPIR-V handed in as bytes
+        self.variant = ""
 
     # -- local size -------------------------------------------------------------------------
     def set_optimal_local_size_xyz(self, w: int = 4, h: int = 4, c: int = 4) -> None:
@@ -130,6 +132,7 @@ class Pipeline:
         if isinstance(shader, str):
             self.name = shader
             spirv = get_builtin_spirv(shader, opt, vkdev, defines)
+            self.variant = builtin_variant(shader, opt, vkdev, defines).key
         elif isinstance(shader, (bytes, bytearray, memoryview)):
             spirv = bytes(shader)
         else:
@@ -278,32 +281,37 @@ _ROW = 65536  # invocations per row of the 2-D dispatch grid (a multiple of the 
 
 
 def shader_pipeline(vkdev, shader, fp16: bool, specializations=(), local_size: tuple = (64, 1, 1),
-                    defines: dict | None = None) -> Pipeline:
-    """The pipeline of `shader` (a built-in name, or SPIR-V bytes) for one storage precision,
+                    defines: dict | None = None, fp16_arithmetic: bool = False) -> Pipeline:
+    """The pipeline of `shader` (a built-in name, or SPIR-V bytes) for one precision,
     specialization values, local size and variant macros: the way the runtime makes every
     pipeline. Made once per device and shared by every layer and recorder that asks for the
     same thing; the device destroys them at teardown.
 
-    The precision comes from the tensors (their scalar size), not from an Option: the same
-    layer may see fp32 and fp16 tensors from extractors with different options.
+    The storage precision comes from the tensors (their scalar size), not from an Option: the
+    same layer may see fp32 and fp16 tensors from extractors with different options.
+    fp16_arithmetic (dispatch_options.arithmetic_fp16: the Option asks, fp16 storage) is
+    honoured where the device has shaderFloat16 and the shader ships such a variant; elsewhere
+    the pipeline computes in fp32.
     """
-    key = (shader, bool(fp16), tuple(sorted((defines or {}).items())), tuple(specializations), tuple(local_size))
+    precision = SimpleNamespace(use_fp16_storage=bool(fp16), use_fp16_arithmetic=bool(fp16 and fp16_arithmetic))
+    variant = builtin_variant(shader, precision, vkdev, defines).key if isinstance(shader, str) else ""
+    key = (shader, variant or bool(fp16), tuple(sorted((defines or {}).items())), tuple(specializations),
+           tuple(local_size))
     with vkdev.cache_lock:
         pipeline = vkdev.shared_pipelines.get(key)
         if pipeline is None:
-            _check_builtin_kernel(vkdev, shader, fp16, local_size, defines)
+            _check_builtin_kernel(vkdev, shader, precision, local_size, defines)
             pipeline = Pipeline(vkdev)
             pipeline.set_local_size_xyz(*local_size)
-            pipeline.create(shader, SimpleNamespace(use_fp16_storage=bool(fp16)), list(specializations),
-                            defines=defines)
+            pipeline.create(shader, precision, list(specializations), defines=defines)
             vkdev.shared_pipelines[key] = pipeline
         return pipeline
 
 
-def _check_builtin_kernel(vkdev, shader, fp16: bool, local_size: tuple, defines) -> None:
+def _check_builtin_kernel(vkdev, shader, precision, local_size: tuple, defines) -> None:
     """KernelUnsupported when this kernel does not fit the device: the layer that chose it
     then runs on the CPU (planner.py) instead of tripping the pipeline guard."""
-    spirv = (get_builtin_spirv(shader, SimpleNamespace(use_fp16_storage=bool(fp16)), vkdev, defines)
+    spirv = (get_builtin_spirv(shader, precision, vkdev, defines)
              if isinstance(shader, str) else bytes(shader))
     info = reflect(spirv)
     size = tuple(local_size) if info.local_size_from_spec else info.local_size
