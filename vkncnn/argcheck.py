@@ -14,14 +14,14 @@ from .mat import Mat
 _SCALARS = (bool, float, complex, str, bytes, type(None))
 
 
-def check_blob(blob, call: str) -> None:
+def check_blob(blob: object, call: str) -> None:
     """A blob is named by its name (str) or its index (int): nothing else."""
     if not (isinstance(blob, str) or is_int(blob)):
         raise ArgumentTypeError(f"{call}: expected a blob name (str) or index (int), got "
                                 f"{type(blob).__name__} {blob!r:.40}")
 
 
-def check_input(blob, mat) -> None:
+def check_input(blob: object, mat: object) -> None:
     check_blob(blob, "input()")
     # an int would read as Mat(w): a zero Mat of that width, never what was meant
     if isinstance(mat, _SCALARS) or is_int(mat):
@@ -29,7 +29,7 @@ def check_input(blob, mat) -> None:
                                 f"{type(mat).__name__} {mat!r:.40}")
 
 
-def check_extract(blob, args: tuple, type_) -> None:
+def check_extract(blob: object, args: tuple[object, ...], type_: object) -> None:
     """extract(blob[, mat][, type], type=...): mat a Mat, each type 0 or 1."""
     check_blob(blob, "extract()")
     rest = args[1:] if args and isinstance(args[0], Mat) else args

@@ -4,6 +4,8 @@ array-likes numpy can read, and buffers within the machine's budget."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
+from typing import SupportsIndex, TypeGuard
 
 import numpy as np
 
@@ -13,12 +15,12 @@ from .memory_budget import default_budget, human
 MAX_ELEMENTS = 1 << 33  # the most values any buffer vkncnn allocates may hold
 
 
-def is_int(value) -> bool:
+def is_int(value: object) -> TypeGuard[int | np.integer]:
     """An int as pybind's int caster takes it: Python or numpy integers, never bool or float."""
     return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
-def check_buffer(shape, itemsize: int, what: str) -> None:
+def check_buffer(shape: Iterable[SupportsIndex], itemsize: int, what: str) -> None:
     """Refuse, before allocating, a buffer larger than MAX_ELEMENTS values or than the
     machine's per-buffer memory budget (vkncnn/memory_budget.py: half the memory the
     process can have), the budget every layer allocation is held to: beyond it numpy
@@ -34,7 +36,7 @@ def check_buffer(shape, itemsize: int, what: str) -> None:
                                  f"memory budget of {budget} bytes ({human(budget)}; vkncnn/memory_budget.py)")
 
 
-def as_array(value, what: str) -> np.ndarray:
+def as_array(value: object, what: str) -> np.ndarray:
     """np.asarray with what numpy throws for odd input (ragged lists, objects whose
     __array__ fails) made a MatError."""
     try:

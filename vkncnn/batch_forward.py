@@ -10,12 +10,18 @@ number of boxes per image) are an error naming the layer, not a buffer overrun.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .errors import ShapeError
 
+if TYPE_CHECKING:
+    from .layer import Layer
+    from .option import Option
 
-def batch_size(layer, sizes: list[int]) -> int:
+
+def batch_size(layer: Layer, sizes: list[int]) -> int:
     """The batch the layer's bottoms share: every batched bottom must have the same n."""
     batched = {n for n in sizes if n > 1}
     if len(batched) > 1:
@@ -37,7 +43,8 @@ def stack_items(what: str, items: list[np.ndarray]) -> np.ndarray:
     return np.stack(items)
 
 
-def forward_batched(layer, bottoms: list[np.ndarray], sizes: list[int], opt) -> tuple[list, list[int]]:
+def forward_batched(layer: Layer, bottoms: list[np.ndarray], sizes: list[int],
+                    opt: Option) -> tuple[list[np.ndarray], list[int]]:
     """(tops, their batch sizes) of one layer over batched bottoms."""
     n = batch_size(layer, sizes)
     if getattr(layer, "support_batch", False) and hasattr(layer, "forward_cpu_batch"):

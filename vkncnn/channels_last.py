@@ -20,13 +20,20 @@ throughout, only their strides differ; what leaves the net is made C-contiguous
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, TypeGuard
+
 from .layer import LAYER_REGISTRY, Layer
+
+if TYPE_CHECKING:
+    from .graph import Blob
+    from .layers.convolution import Convolution
 
 # built-in layers whose numpy kernels are elementwise ufuncs, keeping the input's layout
 ELEMENTWISE = ("ReLU", "Clip", "HardSwish", "HardSigmoid", "Sigmoid", "Swish", "BinaryOp", "Eltwise", "Split")
 
 
-def plan_channels_last(layers: list[Layer], blobs) -> None:
+def plan_channels_last(layers: list[Layer], blobs: Sequence[Blob]) -> None:
     """Set `channels_last_top` on every fp32 Convolution whose output wants channels-last.
 
     layers: in graph order (producers before consumers); blobs: the net's Blob records.
@@ -54,7 +61,7 @@ def _wanted(consumers: list[int], layers: list[Layer], wants: list[bool]) -> boo
     return reaches_depthwise
 
 
-def _fp32_conv(layer: Layer) -> bool:
+def _fp32_conv(layer: Layer) -> TypeGuard[Convolution]:
     # lazy: it imports every built-in layer (vkncnn/layers/__init__.py), as create_layer does first
     from .layers.convolution import Convolution
 

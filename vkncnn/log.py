@@ -15,6 +15,11 @@ import logging
 import os
 import sys
 import warnings
+from types import FrameType
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .layer import Layer
 
 logger = logging.getLogger("vkncnn")
 
@@ -47,7 +52,7 @@ def user_stacklevel() -> int:
     """The `stacklevel` that makes warnings.warn, called by the function calling this one,
     name the first frame outside vkncnn's runtime (whatever depth the warning comes from)."""
     level = 1  # warnings.warn's caller
-    frame = sys._getframe(1)  # that caller
+    frame: FrameType | None = sys._getframe(1)  # that caller
     while frame is not None and _is_runtime_file(frame.f_code.co_filename):
         frame = frame.f_back
         level += 1
@@ -63,7 +68,7 @@ def warn_once(message: str) -> None:
         warnings.warn(message, RuntimeWarning, stacklevel=user_stacklevel())
 
 
-def log_kernel(layer, kernel: str, why: str) -> None:
+def log_kernel(layer: Layer, kernel: str, why: str) -> None:
     """DEBUG: the kernel a layer's GPU step records, and why that one (recorded once per plan)."""
     if logger.isEnabledFor(logging.DEBUG):
         logger.debug("layer %r (%s): %s: %s", getattr(layer, "name", "?"), getattr(layer, "type", "?"), kernel, why)

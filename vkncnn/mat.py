@@ -15,12 +15,21 @@ dense.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from .array_checks import check_buffer, is_int
 from .errors import MatAllocationError, MatError, MatShapeError
 from .mat_intake import intake, intake_batch
+
+if TYPE_CHECKING:
+    from .allocators import Allocator
+
+    # what the pixel members read (pixels.Pixels, which imports this module)
+    _Pixels = np.ndarray | bytes | bytearray | memoryview
 
 _STORAGE_DTYPES = {4: np.float32, 2: np.float16, 1: np.int8}
 _FORMATS = {"f": np.float32, "i": np.int32, "d": np.float64}
@@ -35,7 +44,7 @@ def _aligned_cstep(values: int, elemsize: int) -> int:
     return -(-values * elemsize // 16) * 16 // elemsize if elemsize else 0
 
 
-def _sizes(shape, what: str) -> list[int]:
+def _sizes(shape: tuple, what: str) -> list[int]:
     """(w[,h[,d]],c) as ints, from separate ints or one tuple/list, as the binding takes them."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
@@ -53,13 +62,13 @@ def _np_shape_of(sizes: list[int]) -> tuple[int, ...]:
     return tuple(reversed(sizes))
 
 
-def _check_int_arg(value, what: str) -> int:
+def _check_int_arg(value: object, what: str) -> int:
     if not is_int(value):
         raise MatError(f"{what} expects an int, got {type(value).__name__} {value!r:.40}")
     return int(value)
 
 
-def _check_range(start, count, limit: int, what: str) -> tuple[int, int]:
+def _check_range(start: object, count: object, limit: int, what: str) -> tuple[int, int]:
     start, count = _check_int_arg(start, what), _check_int_arg(count, what)
     if start < 0 or count < 0 or start + count > limit:
         raise MatError(f"{what}: [{start}, {start + count}) is outside 0..{limit}")
@@ -72,7 +81,7 @@ class Mat:
     ncnn's pixel members (from_pixels, from_pixels_resize, from_pixels_roi,
     from_pixels_roi_resize, to_pixels, to_pixels_resize, substract_mean_normalize) are
     defined in pixels.py, as ncnn defines them in mat_pixel*.cpp: the pixel helpers build
-    on Mat, and this module knows nothing of them.
+    on Mat, and this module only declares their signatures, for type checkers.
     """
 
     class PixelType:
@@ -105,7 +114,101 @@ class Mat:
         PIXEL_BGRA2GRAY = PIXEL_BGRA | (PIXEL_GRAY << 16)
         PIXEL_BGRA2RGBA = PIXEL_BGRA | (PIXEL_RGBA << 16)
 
-    def __init__(self, *args, batch_index=None, elemsize: int = 4, elempack: int = 1, allocator=None) -> None:
+    if TYPE_CHECKING:  # the pixel members pixels.py adds to Mat, as type checkers should see them
+        @staticmethod
+        def from_pixels(pixels: _Pixels, type: int, w: int, h: int, stride: int = 0,
+                        allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @overload
+        @staticmethod
+        def from_pixels_resize(pixels: _Pixels, type: int, w: int, h: int, target_w: int, target_h: int, /, *,
+                               allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @overload
+        @staticmethod
+        def from_pixels_resize(pixels: _Pixels, type: int, w: int, h: int, stride: int, target_w: int,
+                               target_h: int, /, *, allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @staticmethod
+        def from_pixels_resize(pixels: _Pixels, type: int, w: int, h: int, /, *args: int,
+                               allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @overload
+        @staticmethod
+        def from_pixels_roi(pixels: _Pixels, type: int, w: int, h: int, roix: int, roiy: int, roiw: int,
+                            roih: int, /, *, allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @overload
+        @staticmethod
+        def from_pixels_roi(pixels: _Pixels, type: int, w: int, h: int, stride: int, roix: int, roiy: int,
+                            roiw: int, roih: int, /, *, allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @staticmethod
+        def from_pixels_roi(pixels: _Pixels, type: int, w: int, h: int, /, *args: int,
+                            allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @overload
+        @staticmethod
+        def from_pixels_roi_resize(pixels: _Pixels, type: int, w: int, h: int, roix: int, roiy: int, roiw: int,
+                                   roih: int, target_w: int, target_h: int, /, *,
+                                   allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @overload
+        @staticmethod
+        def from_pixels_roi_resize(pixels: _Pixels, type: int, w: int, h: int, stride: int, roix: int,
+                                   roiy: int, roiw: int, roih: int, target_w: int, target_h: int, /, *,
+                                   allocator: Allocator | None = None) -> Mat:
+            ...
+
+        @staticmethod
+        def from_pixels_roi_resize(pixels: _Pixels, type: int, w: int, h: int, /, *args: int,
+                                   allocator: Allocator | None = None) -> Mat:
+            ...
+
+        def to_pixels(self, type: int, stride: int = 0) -> np.ndarray:
+            ...
+
+        def to_pixels_resize(self, type: int, target_w: int, target_h: int, stride: int = 0) -> np.ndarray:
+            ...
+
+        def substract_mean_normalize(self, mean: Sequence[float] | np.ndarray | None,
+                                     norm: Sequence[float] | np.ndarray | None) -> None:
+            ...
+
+    # the storage state every constructor sets (_empty, _set, _share)
+    _data: np.ndarray
+    _cstep: int | None  # None: ncnn's aligned step
+    _ref: list[int] | None  # the reference count shared by Mats of one buffer
+
+    @overload
+    def __init__(self, *sizes: int, elemsize: int = 4, elempack: int = 1,
+                 allocator: Allocator | None = None) -> None:
+        """Mat(), Mat(w), Mat(w, h), Mat(w, h, c), Mat(w, h, d, c): zero-filled."""
+
+    @overload
+    def __init__(self, shape: tuple[int, ...], /, *, elemsize: int = 4, elempack: int = 1,
+                 allocator: Allocator | None = None) -> None:
+        """Mat((w, h, c)): the sizes as one tuple."""
+
+    @overload
+    def __init__(self, mat: Mat, /) -> None:
+        """Mat(m): m's data, one more reference (ncnn's copy constructor)."""
+
+    @overload
+    def __init__(self, array: npt.ArrayLike, /, *, batch_index: int | None = None) -> None:
+        """Mat(array): its values, shared where safe (vkncnn/mat_intake.py); with batch_index=k,
+        axis k holds the n items of a batch (a copy)."""
+
+    def __init__(self, *args: Any, batch_index: int | None = None, elemsize: int = 4, elempack: int = 1,
+                 allocator: Allocator | None = None) -> None:
         self._empty(allocator)
         if len(args) == 1 and isinstance(args[0], Mat):
             self._share(args[0])  # ncnn's Mat(Mat): the same data, one more reference
@@ -138,14 +241,14 @@ class Mat:
         if args:
             self.create(*args, elemsize=elemsize, elempack=elempack, allocator=allocator)
 
-    def _empty(self, allocator=None) -> None:
+    def _empty(self, allocator: Allocator | None = None) -> None:
         self.allocator = allocator
         self.elempack = 0  # ncnn's default Mat has elempack 0
-        self._data: np.ndarray = np.zeros(0, np.float32)
+        self._data = np.zeros(0, np.float32)
         self.dims = 0
         self._n = 1
-        self._cstep: int | None = None  # None: ncnn's aligned step
-        self._ref: list[int] | None = None  # the reference count shared by Mats of one buffer
+        self._cstep = None
+        self._ref = None
         self._shape_only = False
         self._foreign = False  # the memory is a user's array (Mat(ndarray) shares it)
 
@@ -181,7 +284,8 @@ class Mat:
         m._cstep, m._ref, m.allocator, m._foreign = cstep, None, self.allocator, self._foreign
         return m
 
-    def create(self, *shape, elemsize: int = 4, elempack: int = 1, n: int = 1, allocator=None) -> None:
+    def create(self, *shape: int | Sequence[int], elemsize: int = 4, elempack: int = 1, n: int = 1,
+               allocator: Allocator | None = None) -> None:
         """create(w), create(w,h), create(w,h,c), create(w,h,d,c) or create((sizes)): zero-filled."""
         sizes = _sizes(shape, "Mat.create()")
         if not is_int(elemsize) or int(elemsize) not in _STORAGE_DTYPES:
@@ -202,11 +306,11 @@ class Mat:
         self._set(data, len(sizes), n=n)
         self.allocator = allocator
 
-    def create_like(self, other: Mat, *args, allocator=None) -> None:
+    def create_like(self, other: Mat, *args: Any, allocator: Allocator | None = None) -> None:
         """create_like(m[, n][, allocator]): zeros with m's shape and elemsize, n items."""
         if not isinstance(other, Mat):
             raise MatError(f"create_like() expects a Mat, got {type(other).__name__}")
-        n = args[0] if args and is_int(args[0]) else other._n
+        n = int(args[0]) if args and is_int(args[0]) else other._n
         if args and not is_int(args[0]):
             allocator = args[0]
         if other.dims == 0:
@@ -326,7 +430,7 @@ class Mat:
             return data.view(want)  # the same bits, as pyncnn's buffer format
         return data.astype(want)
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: npt.DTypeLike | None = None, copy: bool | None = None) -> np.ndarray:
         data = self._formatted(self._item(), "")
         if dtype is None and copy is not True:
             return data
@@ -340,18 +444,18 @@ class Mat:
         except (TypeError, ValueError) as e:
             raise MatError(f"fill() expects a number, got {type(value).__name__} ({e})") from None
 
-    def clone(self, allocator: object = None) -> Mat:
+    def clone(self, allocator: Allocator | None = None) -> Mat:
         m = Mat.from_array(self._data.copy(), self.dims, n=self._n)
         m.allocator = allocator
         return m
 
-    def clone_from(self, other: Mat, allocator: object = None) -> None:
+    def clone_from(self, other: Mat | npt.ArrayLike, allocator: Allocator | None = None) -> None:
         other = other if isinstance(other, Mat) else Mat(other)
         self.release()
         self._set(other._data.copy(), other.dims, n=other._n)
         self.allocator = allocator
 
-    def reshape(self, *shape, allocator=None) -> Mat:
+    def reshape(self, *shape: int | Sequence[int], allocator: Allocator | None = None) -> Mat:
         """The same values in new sizes (w / w,h / w,h,c / w,h,d,c), each item of a batch
         alike; a view where the memory allows. An empty Mat reshapes to an empty Mat."""
         sizes = _sizes(shape, "Mat.reshape()")

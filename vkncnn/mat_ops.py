@@ -20,6 +20,7 @@ ncnn's logical order, which is what convert_packing(x, 1) of a packed ncnn Mat g
 from __future__ import annotations
 
 import enum
+from typing import Any, overload
 
 import numpy as np
 
@@ -49,34 +50,35 @@ _REQUIRED = object()
 _INT, _FLOAT, _MAT = "int", "float", "Mat"
 
 
-def _parse(name: str, args: tuple, kwargs: dict, params: list[tuple[str, str, object]]):
+def _parse(name: str, args: tuple, kwargs: dict,
+           params: list[tuple[str, str, object]]) -> tuple[Mat, Mat | None, dict[str, Any]]:
     """Bind pyncnn's two overloads: (src, dst, *params) -> None or (src, *params) -> Mat.
 
     Returns (src, dst or None, {param: value}), every value checked against its kind."""
-    args, kwargs = list(args), dict(kwargs)
-    src = args.pop(0) if args else kwargs.pop("src", _REQUIRED)
-    if "dst" in kwargs:
-        dst = kwargs.pop("dst")
-    elif args and isinstance(args[0], Mat) and _is_dst_form(args, kwargs, params):
-        dst = args.pop(0)
+    rest, named = list(args), dict(kwargs)
+    src = rest.pop(0) if rest else named.pop("src", _REQUIRED)
+    if "dst" in named:
+        dst = named.pop("dst")
+    elif rest and isinstance(rest[0], Mat) and _is_dst_form(rest, named, params):
+        dst = rest.pop(0)
     else:
         dst = None
-    if len(args) > len(params):
+    if len(rest) > len(params):
         raise ArgumentTypeError(f"{name}() takes at most {len(params) + 2} arguments (src, dst, "
-                                f"{', '.join(p[0] for p in params)}), got {len(args) + 1 + (dst is not None)}")
+                                f"{', '.join(p[0] for p in params)}), got {len(rest) + 1 + (dst is not None)}")
     values = {}
     for i, (pname, kind, default) in enumerate(params):
-        if i < len(args):
-            if pname in kwargs:
+        if i < len(rest):
+            if pname in named:
                 raise ArgumentTypeError(f"{name}() got two values for argument {pname!r}")
-            value = args[i]
+            value = rest[i]
         else:
-            value = kwargs.pop(pname, default)
+            value = named.pop(pname, default)
         if value is _REQUIRED:
             raise ArgumentTypeError(f"{name}() is missing argument {pname!r}")
         values[pname] = _checked(name, pname, kind, value)
-    if kwargs:
-        raise ArgumentTypeError(f"{name}() got unexpected keyword argument(s) {sorted(kwargs)}")
+    if named:
+        raise ArgumentTypeError(f"{name}() got unexpected keyword argument(s) {sorted(named)}")
     if src is _REQUIRED:
         raise ArgumentTypeError(f"{name}() is missing argument 'src'")
     _checked(name, "src", _MAT, src)
@@ -165,7 +167,19 @@ def _check_non_negative(name: str, values: dict, keys: tuple) -> None:
             raise ArgumentError(f"{name}(): {key} must be >= 0, got {values[key]}")
 
 
-def copy_make_border(*args, **kwargs) -> Mat | None:
+@overload
+def copy_make_border(src: Mat, dst: Mat, top: int, bottom: int, left: int, right: int, type: int, v: float,
+                     opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def copy_make_border(src: Mat, top: int, bottom: int, left: int, right: int, type: int, v: float,
+                     opt: Option | None = None) -> Mat:
+    ...
+
+
+def copy_make_border(*args: Any, **kwargs: Any) -> Mat | None:
     """copy_make_border(src, [dst,] top, bottom, left, right, type, v, opt=Option())"""
     name = "copy_make_border"
     src, dst, p = _parse(name, args, kwargs, _BORDER + [("type", _INT, _REQUIRED), ("v", _FLOAT, _REQUIRED), _OPT])
@@ -175,7 +189,19 @@ def copy_make_border(*args, **kwargs) -> Mat | None:
     return _finish(_storage_run("Padding", params, src, p["opt"], name), dst)
 
 
-def copy_make_border_3d(*args, **kwargs) -> Mat | None:
+@overload
+def copy_make_border_3d(src: Mat, dst: Mat, top: int, bottom: int, left: int, right: int, front: int, behind: int,
+                        type: int, v: float, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def copy_make_border_3d(src: Mat, top: int, bottom: int, left: int, right: int, front: int, behind: int, type: int,
+                        v: float, opt: Option | None = None) -> Mat:
+    ...
+
+
+def copy_make_border_3d(*args: Any, **kwargs: Any) -> Mat | None:
     """copy_make_border_3d(src, [dst,] top, bottom, left, right, front, behind, type, v, opt=Option())"""
     name = "copy_make_border_3d"
     src, dst, p = _parse(name, args, kwargs, _BORDER + [("front", _INT, _REQUIRED), ("behind", _INT, _REQUIRED),
@@ -187,7 +213,18 @@ def copy_make_border_3d(*args, **kwargs) -> Mat | None:
     return _finish(_storage_run("Padding", params, src, p["opt"], name), dst)
 
 
-def copy_cut_border(*args, **kwargs) -> Mat | None:
+@overload
+def copy_cut_border(src: Mat, dst: Mat, top: int, bottom: int, left: int, right: int,
+                    opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def copy_cut_border(src: Mat, top: int, bottom: int, left: int, right: int, opt: Option | None = None) -> Mat:
+    ...
+
+
+def copy_cut_border(*args: Any, **kwargs: Any) -> Mat | None:
     """copy_cut_border(src, [dst,] top, bottom, left, right, opt=Option())"""
     name = "copy_cut_border"
     src, dst, p = _parse(name, args, kwargs, _BORDER + [_OPT])
@@ -215,22 +252,62 @@ def _resize(name: str, resize_type: int, args: tuple, kwargs: dict) -> Mat | Non
     return _finish(Mat.from_array(np.ascontiguousarray(out, np.float32), out.ndim), dst)
 
 
-def resize_nearest(*args, **kwargs) -> Mat | None:
+@overload
+def resize_nearest(src: Mat, dst: Mat, w: int, h: int, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def resize_nearest(src: Mat, w: int, h: int, opt: Option | None = None) -> Mat:
+    ...
+
+
+def resize_nearest(*args: Any, **kwargs: Any) -> Mat | None:
     """resize_nearest(src, [dst,] w, h, opt=Option())"""
     return _resize("resize_nearest", 1, args, kwargs)
 
 
-def resize_bilinear(*args, **kwargs) -> Mat | None:
+@overload
+def resize_bilinear(src: Mat, dst: Mat, w: int, h: int, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def resize_bilinear(src: Mat, w: int, h: int, opt: Option | None = None) -> Mat:
+    ...
+
+
+def resize_bilinear(*args: Any, **kwargs: Any) -> Mat | None:
     """resize_bilinear(src, [dst,] w, h, opt=Option()): half-pixel centres, as ncnn's Interp."""
     return _resize("resize_bilinear", 2, args, kwargs)
 
 
-def resize_bicubic(*args, **kwargs) -> Mat | None:
+@overload
+def resize_bicubic(src: Mat, dst: Mat, w: int, h: int, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def resize_bicubic(src: Mat, w: int, h: int, opt: Option | None = None) -> Mat:
+    ...
+
+
+def resize_bicubic(*args: Any, **kwargs: Any) -> Mat | None:
     """resize_bicubic(src, [dst,] w, h, opt=Option()): ncnn's Interp cubic (a = -0.75)."""
     return _resize("resize_bicubic", 3, args, kwargs)
 
 
-def convert_packing(*args, **kwargs) -> Mat | None:
+@overload
+def convert_packing(src: Mat, dst: Mat, elempack: int, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def convert_packing(src: Mat, elempack: int, opt: Option | None = None) -> Mat:
+    ...
+
+
+def convert_packing(*args: Any, **kwargs: Any) -> Mat | None:
     """convert_packing(src, [dst,] elempack, opt=Option()): a copy in logical order (module docstring)."""
     name = "convert_packing"
     src, dst, p = _parse(name, args, kwargs, [("elempack", _INT, _REQUIRED), _OPT])
@@ -240,7 +317,17 @@ def convert_packing(*args, **kwargs) -> Mat | None:
     return _finish(Mat.from_array(np.array(data, copy=True), src.dims), dst)
 
 
-def flatten(*args, **kwargs) -> Mat | None:
+@overload
+def flatten(src: Mat, dst: Mat, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def flatten(src: Mat, opt: Option | None = None) -> Mat:
+    ...
+
+
+def flatten(*args: Any, **kwargs: Any) -> Mat | None:
     """flatten(src, [dst,] opt=Option()): every value in one row (dims 1)."""
     name = "flatten"
     src, dst, _ = _parse(name, args, kwargs, [_OPT])
@@ -261,7 +348,17 @@ def _cast_args(name: str, args: tuple, kwargs: dict):
     return src, dst
 
 
-def cast_float32_to_float16(*args, **kwargs) -> Mat | None:
+@overload
+def cast_float32_to_float16(src: Mat, dst: Mat, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def cast_float32_to_float16(src: Mat, opt: Option | None = None) -> Mat:
+    ...
+
+
+def cast_float32_to_float16(*args: Any, **kwargs: Any) -> Mat | None:
     """cast_float32_to_float16(src, [dst,] opt=Option()): round to nearest even, overflow to inf."""
     src, dst = _cast_args("cast_float32_to_float16", args, kwargs)
     data = _storage("cast_float32_to_float16", src, np.float32, "float32 values")
@@ -270,14 +367,34 @@ def cast_float32_to_float16(*args, **kwargs) -> Mat | None:
     return _finish(Mat.from_array(out, src.dims), dst)
 
 
-def cast_float16_to_float32(*args, **kwargs) -> Mat | None:
+@overload
+def cast_float16_to_float32(src: Mat, dst: Mat, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def cast_float16_to_float32(src: Mat, opt: Option | None = None) -> Mat:
+    ...
+
+
+def cast_float16_to_float32(*args: Any, **kwargs: Any) -> Mat | None:
     """cast_float16_to_float32(src, [dst,] opt=Option()): exact."""
     src, dst = _cast_args("cast_float16_to_float32", args, kwargs)
     data = _storage("cast_float16_to_float32", src, np.float16, "float16 values")
     return _finish(Mat.from_array(data.astype(np.float32), src.dims), dst)
 
 
-def cast_float32_to_bfloat16(*args, **kwargs) -> Mat | None:
+@overload
+def cast_float32_to_bfloat16(src: Mat, dst: Mat, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def cast_float32_to_bfloat16(src: Mat, opt: Option | None = None) -> Mat:
+    ...
+
+
+def cast_float32_to_bfloat16(*args: Any, **kwargs: Any) -> Mat | None:
     """cast_float32_to_bfloat16(src, [dst,] opt=Option()): nearest bf16, ties to even, as
     ncnn's x86 Cast layer rounds (layers/cast.py); the bits are kept in a 2-byte array
     viewed as float16, as pyncnn's numpy view shows them."""
@@ -288,7 +405,17 @@ def cast_float32_to_bfloat16(*args, **kwargs) -> Mat | None:
     return _finish(Mat.from_array(bits.view(np.float16), src.dims), dst)
 
 
-def cast_bfloat16_to_float32(*args, **kwargs) -> Mat | None:
+@overload
+def cast_bfloat16_to_float32(src: Mat, dst: Mat, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def cast_bfloat16_to_float32(src: Mat, opt: Option | None = None) -> Mat:
+    ...
+
+
+def cast_bfloat16_to_float32(*args: Any, **kwargs: Any) -> Mat | None:
     """cast_bfloat16_to_float32(src, [dst,] opt=Option()): exact (bits shifted into float32's top half)."""
     src, dst = _cast_args("cast_bfloat16_to_float32", args, kwargs)
     data = _storage("cast_bfloat16_to_float32", src, np.float16, "bfloat16 bits")
@@ -296,14 +423,34 @@ def cast_bfloat16_to_float32(*args, **kwargs) -> Mat | None:
     return _finish(Mat.from_array(out, src.dims), dst)
 
 
-def cast_int8_to_float32(*args, **kwargs) -> Mat | None:
+@overload
+def cast_int8_to_float32(src: Mat, dst: Mat, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def cast_int8_to_float32(src: Mat, opt: Option | None = None) -> Mat:
+    ...
+
+
+def cast_int8_to_float32(*args: Any, **kwargs: Any) -> Mat | None:
     """cast_int8_to_float32(src, [dst,] opt=Option()): exact."""
     src, dst = _cast_args("cast_int8_to_float32", args, kwargs)
     data = _storage("cast_int8_to_float32", src, np.int8, "int8 values")
     return _finish(Mat.from_array(data.astype(np.float32), src.dims), dst)
 
 
-def quantize_to_int8(*args, **kwargs) -> Mat | None:
+@overload
+def quantize_to_int8(src: Mat, dst: Mat, scale_data: Mat, opt: Option | None = None) -> None:
+    ...
+
+
+@overload
+def quantize_to_int8(src: Mat, scale_data: Mat, opt: Option | None = None) -> Mat:
+    ...
+
+
+def quantize_to_int8(*args: Any, **kwargs: Any) -> Mat | None:
     """quantize_to_int8(src, [dst,] scale_data, opt=Option()): ncnn's Quantize layer,
     clamp(round(x * scale), -127, 127), halves away from zero; one scale or one per
     row (2-D) / channel (3-D, 4-D)."""

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
+from typing import SupportsIndex
 
 from .errors import MemoryBudgetError
 
@@ -63,8 +65,9 @@ def default_budget() -> int:
     return _default
 
 
-def budget_of(opt) -> int:
-    """opt.memory_budget in bytes, or the default when it is unset, 0 or None."""
+def budget_of(opt: object) -> int:
+    """opt.memory_budget in bytes (opt: an Option, or anything else that may carry the
+    attribute), or the default when it is unset, 0 or None."""
     budget = getattr(opt, "memory_budget", None)
     return int(budget) if budget else default_budget()
 
@@ -76,10 +79,13 @@ def human(n: int) -> str:
     return f"{n} B"
 
 
-def check_alloc(opt, shape_or_count, itemsize: int = 4, what: str = "the output") -> None:
+def check_alloc(opt: object, shape_or_count: SupportsIndex | Iterable[SupportsIndex], itemsize: int = 4,
+                what: str = "the output") -> None:
     """Raise MemoryBudgetError if a buffer of `shape_or_count` items (a count, or a shape as
     a sequence of ints) of `itemsize` bytes would exceed the budget. Call it before
     allocating; a shape with a dim <= 0 passes (the caller's own shape checks report it).
+    opt: an Option or anything else that may carry `memory_budget` (a Vulkan allocator);
+    None for the default budget.
 
     Layers call this on every run: the path for a buffer within the budget is one product
     and one comparison (about a microsecond)."""

@@ -15,12 +15,16 @@ what was expected and what came.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from .array_checks import as_array, check_buffer, is_int
 from .errors import MatError
 from .mat import Mat
+
+if TYPE_CHECKING:
+    from .allocators import Allocator
 
 # what the from_pixels family reads: a uint8 array (h, w[, c]) or the raw bytes of one
 Pixels = np.ndarray | bytes | bytearray | memoryview
@@ -69,7 +73,7 @@ def type_name(type: int) -> str:
     return str(type)
 
 
-def _split_type(type, supported: set[int], what: str) -> tuple[str, str]:
+def _split_type(type: object, supported: set[int], what: str) -> tuple[str, str]:
     """Source and destination channel layouts of a pixel type, or a MatError."""
     if not is_int(type):
         raise MatError(f"{what}: pixel type must be an int such as Mat.PixelType.PIXEL_RGB, "
@@ -91,8 +95,8 @@ def _convert_channels(image: np.ndarray, src: str, dst: str) -> np.ndarray:
     if src == dst:
         return image
     if dst == "Y":
-        weighted = sum(image[..., src.index(ch)].astype(np.int32) * w for ch, w in _GRAY_WEIGHTS.items())
-        return (weighted >> _GRAY_SHIFT)[..., None]
+        r, g, b = (image[..., src.index(ch)].astype(np.int32) * w for ch, w in _GRAY_WEIGHTS.items())
+        return ((r + g + b) >> _GRAY_SHIFT)[..., None]
     planes = []
     for ch in dst:
         if ch in src:
@@ -105,7 +109,7 @@ def _convert_channels(image: np.ndarray, src: str, dst: str) -> np.ndarray:
 
 
 # -- input checks -------------------------------------------------------------------------------
-def _pixel_bytes(pixels, w: int, h: int, stride: int, channels: int, layout_name: str) -> np.ndarray:
+def _pixel_bytes(pixels: object, w: int, h: int, stride: int, channels: int, layout_name: str) -> np.ndarray:
     """The image as a flat uint8 array after checking type, sizes and byte count."""
     if isinstance(pixels, (bytes, bytearray, memoryview)):
         try:
@@ -137,7 +141,7 @@ def _rows(data: np.ndarray, w: int, h: int, stride: int, channels: int) -> np.nd
     return data[:h * stride].reshape(h, stride)[:, :w * channels].reshape(h, w, channels)
 
 
-def _int(value, name: str) -> int:
+def _int(value: object, name: str) -> int:
     # strict as pybind's int caster: 2.7 or "3" for a size is a bug to report, not to round
     if not is_int(value):
         raise MatError(f"{name} must be an int, got {type(value).__name__} {value!r:.40}")
@@ -214,7 +218,8 @@ def _mat_from_image(image: np.ndarray) -> Mat:
     return Mat.from_array(np.ascontiguousarray(np.moveaxis(image, -1, 0), dtype=np.float32), 3)
 
 
-def _read_image(pixels, type, w, h, stride, what: str):
+def _read_image(pixels: object, type: object, w: object, h: object, stride: object,
+                what: str) -> tuple[np.ndarray, str, str, int, int, int]:
     src, dst = _split_type(type, _FROM_CONVERSIONS, what)
     w, h, stride = _int(w, "w"), _int(h, "h"), _int(stride, "stride")
     channels = len(src)
@@ -229,7 +234,18 @@ def from_pixels(pixels: Pixels, type: int, w: int, h: int, stride: int = 0) -> M
     return _mat_from_image(_convert_channels(_rows(data, w, h, stride, len(src)), src, dst))
 
 
-def from_pixels_resize(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
+@overload
+def from_pixels_resize(pixels: Pixels, type: int, w: int, h: int, target_w: int, target_h: int, /) -> Mat:
+    ...
+
+
+@overload
+def from_pixels_resize(pixels: Pixels, type: int, w: int, h: int, stride: int, target_w: int, target_h: int,
+                       /) -> Mat:
+    ...
+
+
+def from_pixels_resize(pixels: Pixels, type: int, w: int, h: int, *args: int) -> Mat:
     """from_pixels_resize(pixels, type, w, h, [stride,] target_w, target_h): bilinear resize of
     the uint8 image in its own layout, then the conversion."""
     stride, (target_w, target_h) = _stride_and_rest(args, 2, "from_pixels_resize")
@@ -238,7 +254,8 @@ def from_pixels_resize(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
                                "from_pixels_resize")
 
 
-def _from_image_resized(image: np.ndarray, src: str, dst: str, target_w, target_h, what: str) -> Mat:
+def _from_image_resized(image: np.ndarray, src: str, dst: str, target_w: object, target_h: object,
+                        what: str) -> Mat:
     target_w, target_h = _int(target_w, "target_w"), _int(target_h, "target_h")
     if target_w <= 0 or target_h <= 0:
         raise MatError(f"target size must be > 0, got {target_w} x {target_h}")
@@ -248,14 +265,26 @@ def _from_image_resized(image: np.ndarray, src: str, dst: str, target_w, target_
     return _mat_from_image(_convert_channels(image, src, dst))
 
 
-def _roi(image: np.ndarray, w: int, h: int, roi) -> np.ndarray:
+def _roi(image: np.ndarray, w: int, h: int, roi: Sequence[object]) -> np.ndarray:
     roix, roiy, roiw, roih = (_int(v, n) for v, n in zip(roi, ("roix", "roiy", "roiw", "roih")))
     if roix < 0 or roiy < 0 or roiw <= 0 or roih <= 0 or roix + roiw > w or roiy + roih > h:
         raise MatError(f"roi x={roix} y={roiy} w={roiw} h={roih} is not inside the {w} x {h} image")
     return image[roiy:roiy + roih, roix:roix + roiw]
 
 
-def from_pixels_roi(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
+@overload
+def from_pixels_roi(pixels: Pixels, type: int, w: int, h: int, roix: int, roiy: int, roiw: int, roih: int,
+                    /) -> Mat:
+    ...
+
+
+@overload
+def from_pixels_roi(pixels: Pixels, type: int, w: int, h: int, stride: int, roix: int, roiy: int, roiw: int,
+                    roih: int, /) -> Mat:
+    ...
+
+
+def from_pixels_roi(pixels: Pixels, type: int, w: int, h: int, *args: int) -> Mat:
     """from_pixels_roi(pixels, type, w, h, [stride,] roix, roiy, roiw, roih): a crop."""
     stride, roi = _stride_and_rest(args, 4, "from_pixels_roi")
     data, src, dst, w, h, stride = _read_image(pixels, type, w, h, stride, "from_pixels_roi")
@@ -263,12 +292,25 @@ def from_pixels_roi(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
     return _mat_from_image(_convert_channels(crop, src, dst))
 
 
-def from_pixels_roi_resize(pixels: Pixels, type: int, w: int, h: int, *args) -> Mat:
+@overload
+def from_pixels_roi_resize(pixels: Pixels, type: int, w: int, h: int, roix: int, roiy: int, roiw: int, roih: int,
+                           target_w: int, target_h: int, /) -> Mat:
+    ...
+
+
+@overload
+def from_pixels_roi_resize(pixels: Pixels, type: int, w: int, h: int, stride: int, roix: int, roiy: int,
+                           roiw: int, roih: int, target_w: int, target_h: int, /) -> Mat:
+    ...
+
+
+def from_pixels_roi_resize(pixels: Pixels, type: int, w: int, h: int, *args: int) -> Mat:
     """from_pixels_roi_resize(pixels, type, w, h, [stride,] roix, roiy, roiw, roih, target_w, target_h)."""
     stride, rest = _stride_and_rest(args, 6, "from_pixels_roi_resize")
     data, src, dst, w, h, stride = _read_image(pixels, type, w, h, stride, "from_pixels_roi_resize")
     crop = _roi(_rows(data, w, h, stride, len(src)), w, h, rest[:4])
-    return _from_image_resized(crop, src, dst, *rest[4:], "from_pixels_roi_resize")
+    target_w, target_h = rest[4:]
+    return _from_image_resized(crop, src, dst, target_w, target_h, "from_pixels_roi_resize")
 
 
 # -- Mat -> image -------------------------------------------------------------------------------
@@ -279,7 +321,7 @@ def saturate_uint8(values: np.ndarray) -> np.ndarray:
     return np.clip(np.trunc(clean), 0, 255).astype(np.uint8)
 
 
-def _image_of_mat(mat, src: str, what: str) -> np.ndarray:
+def _image_of_mat(mat: object, src: str, what: str) -> np.ndarray:
     """The Mat's planes as an (h, w, c) float array, checking it has the source's channels."""
     data = mat.numpy() if isinstance(mat, Mat) else as_array(mat, what)
     channels = len(src)
@@ -310,7 +352,7 @@ def _write_rows(image: np.ndarray, stride: int) -> np.ndarray:
     return view
 
 
-def _to_image(mat, type, what: str) -> np.ndarray:
+def _to_image(mat: object, type: object, what: str) -> np.ndarray:
     src, dst = _split_type(type, _TO_CONVERSIONS, what)
     return _convert_channels(saturate_uint8(_image_of_mat(mat, src, what)), src, dst)
 
@@ -333,7 +375,7 @@ def to_pixels_resize(mat: Mat, type: int, target_w: int, target_h: int, stride: 
 
 
 # -- normalisation -------------------------------------------------------------------------------
-def _per_channel(values, channels: int, name: str) -> np.ndarray | None:
+def _per_channel(values: object, channels: int, name: str) -> np.ndarray | None:
     if values is None:
         return None
     array = as_array(values, f"substract_mean_normalize: {name}")
@@ -349,7 +391,8 @@ def _per_channel(values, channels: int, name: str) -> np.ndarray | None:
     return values
 
 
-def substract_mean_normalize(mat: Mat, mean: Sequence[float] | None, norm: Sequence[float] | None) -> None:
+def substract_mean_normalize(mat: Mat, mean: Sequence[float] | np.ndarray | None,
+                             norm: Sequence[float] | np.ndarray | None) -> None:
     """In place, per channel: x - mean, x * norm, or both as x * norm + (-mean * norm).
 
     ncnn runs these as its Bias / Scale layers; with both, the bias is -mean*norm and the
@@ -365,17 +408,16 @@ def substract_mean_normalize(mat: Mat, mean: Sequence[float] | None, norm: Seque
         raise MatError(f"substract_mean_normalize needs float data, the Mat holds {data.dtype}")
     channels = mat.c
     mean_v, norm_v = _per_channel(mean, channels, "mean"), _per_channel(norm, channels, "norm")
-    if mean_v is None and norm_v is None:
-        return
     shape = (channels,) + (1,) * (data.ndim - 1) if data.ndim >= 3 else (1,) * data.ndim
-    x = data.astype(np.float32)
     if norm_v is None:
-        result = x + (-mean_v).reshape(shape)
+        if mean_v is None:
+            return
+        result = data.astype(np.float32) + (-mean_v).reshape(shape)
     elif mean_v is None:
-        result = x * norm_v.reshape(shape)
+        result = data.astype(np.float32) * norm_v.reshape(shape)
     else:
         bias = (-mean_v * norm_v).reshape(shape)
-        result = (x.astype(np.float64) * norm_v.reshape(shape) + bias).astype(np.float32)
+        result = (data.astype(np.float32).astype(np.float64) * norm_v.reshape(shape) + bias).astype(np.float32)
     data[...] = result
 
 
@@ -383,19 +425,23 @@ def substract_mean_normalize(mat: Mat, mean: Sequence[float] | None, norm: Seque
 # ncnn declares these in mat.h and defines them in mat_pixel*.cpp. Here too they live with the
 # pixel code, so that pixels depend on Mat and Mat (mat.py) on nothing of pixels; vkncnn's
 # __init__ imports this module, so every Mat has them.
-def _mat_from_pixels(pixels, type: int, w: int, h: int, stride: int = 0, allocator=None) -> Mat:
+def _mat_from_pixels(pixels: Pixels, type: int, w: int, h: int, stride: int = 0,
+                     allocator: Allocator | None = None) -> Mat:
     return from_pixels(pixels, type, w, h, stride)
 
 
-def _mat_from_pixels_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
+def _mat_from_pixels_resize(pixels: Pixels, type: int, w: int, h: int, *args: Any,
+                            allocator: Allocator | None = None) -> Mat:
     return from_pixels_resize(pixels, type, w, h, *args)
 
 
-def _mat_from_pixels_roi(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
+def _mat_from_pixels_roi(pixels: Pixels, type: int, w: int, h: int, *args: Any,
+                         allocator: Allocator | None = None) -> Mat:
     return from_pixels_roi(pixels, type, w, h, *args)
 
 
-def _mat_from_pixels_roi_resize(pixels, type: int, w: int, h: int, *args, allocator=None) -> Mat:
+def _mat_from_pixels_roi_resize(pixels: Pixels, type: int, w: int, h: int, *args: Any,
+                                allocator: Allocator | None = None) -> Mat:
     return from_pixels_roi_resize(pixels, type, w, h, *args)
 
 
@@ -407,15 +453,23 @@ def _mat_to_pixels_resize(self: Mat, type: int, target_w: int, target_h: int, st
     return to_pixels_resize(self, type, target_w, target_h, stride)
 
 
-def _mat_substract_mean_normalize(self: Mat, mean, norm) -> None:
+def _mat_substract_mean_normalize(self: Mat, mean: Sequence[float] | np.ndarray | None,
+                                  norm: Sequence[float] | np.ndarray | None) -> None:
     """In place: per channel, x = (x - mean[c]) * norm[c]; an empty list skips that step."""
     substract_mean_normalize(self, mean, norm)
 
 
-Mat.from_pixels = staticmethod(_mat_from_pixels)
-Mat.from_pixels_resize = staticmethod(_mat_from_pixels_resize)
-Mat.from_pixels_roi = staticmethod(_mat_from_pixels_roi)
-Mat.from_pixels_roi_resize = staticmethod(_mat_from_pixels_roi_resize)
-Mat.to_pixels = _mat_to_pixels
-Mat.to_pixels_resize = _mat_to_pixels_resize
-Mat.substract_mean_normalize = _mat_substract_mean_normalize
+# Mat declares these for type checkers (mat.py); setattr, since a type checker refuses
+# assignments to methods it knows
+_MAT_MEMBERS = {
+    "from_pixels": staticmethod(_mat_from_pixels),
+    "from_pixels_resize": staticmethod(_mat_from_pixels_resize),
+    "from_pixels_roi": staticmethod(_mat_from_pixels_roi),
+    "from_pixels_roi_resize": staticmethod(_mat_from_pixels_roi_resize),
+    "to_pixels": _mat_to_pixels,
+    "to_pixels_resize": _mat_to_pixels_resize,
+    "substract_mean_normalize": _mat_substract_mean_normalize,
+}
+for _name, _member in _MAT_MEMBERS.items():
+    setattr(Mat, _name, _member)
+del _name, _member

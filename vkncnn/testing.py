@@ -16,12 +16,13 @@ them first, as ncnn's testutil does, so only the arithmetic differs.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import numpy.typing as npt
 
 from .errors import GpuError
-from .format.paramdict import ParamDict
 from .format.recording_modelbin import RecordingModelBin
 from .gpu.run_shader import run_shader
 from .gpu.shader_buffer import ShaderBuffer
@@ -36,6 +37,12 @@ __all__ = ["FP16A_TOLERANCE", "FP16_TOLERANCE", "FP32_TOLERANCE", "LayerReport",
 
 __test__ = False  # not a pytest module, despite the name
 
+# a layer's params by id: numbers, strings, arrays (ncnn's .param entries)
+Params = Mapping[int, float | str | list[float] | tuple[float, ...] | np.ndarray]
+# a layer's weights: each load an array of fp32 values, or (array, True) for a tagged load (a
+# storage flag word first); or the .bin's bytes themselves
+Weights = bytes | bytearray | Sequence[npt.ArrayLike | tuple[npt.ArrayLike, bool]]
+
 FP32_TOLERANCE = 1e-4
 FP16_TOLERANCE = 1e-2
 # fp16 arithmetic: every intermediate may round to fp16 too. On fp16-rounded inputs the layers
@@ -44,7 +51,7 @@ FP16_TOLERANCE = 1e-2
 FP16A_TOLERANCE = 2e-2
 
 
-def _fmt_value(v) -> str:
+def _fmt_value(v: float | str | np.number) -> str:
     if isinstance(v, str):
         return v
     if isinstance(v, (float, np.floating)):
@@ -53,7 +60,7 @@ def _fmt_value(v) -> str:
     return str(int(v))
 
 
-def param_entries(params: dict) -> str:
+def param_entries(params: Params) -> str:
     """`{0: 16, 3: [1, 2]}` -> '0=16 -23303=2,1,2' (ncnn's old array form, read everywhere)."""
     parts = []
     for k, v in sorted(params.items()):
@@ -65,7 +72,7 @@ def param_entries(params: dict) -> str:
     return " ".join(parts)
 
 
-def layer_param_text(type_name: str, params: dict, n_inputs: int, n_outputs: int = 1) -> str:
+def layer_param_text(type_name: str, params: Params, n_inputs: int, n_outputs: int = 1) -> str:
     """A .param with one Input per layer input, then the layer: blobs in0.., out0.."""
     lines = [f"Input in{i} 0 1 in{i}" for i in range(n_inputs)]
     ins = " ".join(f"in{i}" for i in range(n_inputs))
@@ -74,7 +81,7 @@ def layer_param_text(type_name: str, params: dict, n_inputs: int, n_outputs: int
     return f"7767517\n{len(lines)} {n_inputs + n_outputs}\n" + "\n".join(lines) + "\n"
 
 
-def weights_bin(weights) -> bytes:
+def weights_bin(weights: Weights) -> bytes:
     """Weights as a .bin: each entry an array (raw fp32) or (array, tagged: bool); bytes pass."""
     if isinstance(weights, (bytes, bytearray)):
         return bytes(weights)
@@ -87,7 +94,7 @@ def weights_bin(weights) -> bytes:
     return bytes(out)
 
 
-def rel_err(a, b) -> float:
+def rel_err(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
     """max |a-b| over max(1, max |b|); nan==nan and same-sign infs agree; shape mismatch = inf."""
     with np.errstate(invalid="ignore"):  # a signalling nan (uninitialised memory ncnn returned) widens quietly
         a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
@@ -105,8 +112,8 @@ def rel_err(a, b) -> float:
     return float(np.max(diff)) / scale
 
 
-def _layer_net(type_name: str, params: dict, weights, n_inputs: int, n_outputs: int, gpu: bool, fp16: bool,
-               packing: bool, fp16_arithmetic: bool = False) -> Net:
+def _layer_net(type_name: str, params: Params, weights: Weights, n_inputs: int, n_outputs: int, gpu: bool,
+               fp16: bool, packing: bool, fp16_arithmetic: bool = False) -> Net:
     net = Net()
     net.opt.use_vulkan_compute = gpu
     net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
@@ -120,15 +127,16 @@ def _layer_net(type_name: str, params: dict, weights, n_inputs: int, n_outputs: 
     return net
 
 
-def _infer(net: Net, inputs, n_outputs: int) -> list[np.ndarray]:
+def _infer(net: Net, inputs: Sequence[npt.ArrayLike], n_outputs: int) -> list[np.ndarray]:
     with net.create_extractor() as ex:
         for i, x in enumerate(inputs):
             ex.input(f"in{i}", Mat(x))
         return [ex.extract(f"out{i}")[1].numpy() for i in range(n_outputs)]
 
 
-def run_layer(type_name: str, params: dict, weights, inputs, n_outputs: int = 1, gpu: bool = False,
-              fp16: bool = False, packing: bool = True, fp16_arithmetic: bool = False) -> list[np.ndarray]:
+def run_layer(type_name: str, params: Params, weights: Weights, inputs: Sequence[npt.ArrayLike],
+              n_outputs: int = 1, gpu: bool = False, fp16: bool = False, packing: bool = True,
+              fp16_arithmetic: bool = False) -> list[np.ndarray]:
     """One layer through a real Net (the same path models take); returns its outputs.
 
     fp16_arithmetic (with fp16): the shaders that have an fp16-arithmetic variant use it, where
@@ -137,21 +145,21 @@ def run_layer(type_name: str, params: dict, weights, inputs, n_outputs: int = 1,
     return _infer(net, inputs, n_outputs)
 
 
-def time_layer(type_name: str, params: dict, weights=None, inputs=(), n_outputs: int = 1, fp16: bool = False,
-               packing: bool = True, runs: int = 20, warmup: int = 3,
-               fp16_arithmetic: bool = False) -> dict[str, list[float]]:
+def time_layer(type_name: str, params: Params, weights: Weights | None = None,
+               inputs: Sequence[npt.ArrayLike] = (), n_outputs: int = 1, fp16: bool = False, packing: bool = True,
+               runs: int = 20, warmup: int = 3, fp16_arithmetic: bool = False) -> dict[str, list[float]]:
     """GPU time of a layer's dispatches: {shader name: microseconds in each of `runs` inferences},
     from the GPU timestamps `vkncnn profile` uses (a shader dispatched twice in one run sums)."""
-    inputs = [np.asarray(x, np.float32) for x in inputs]
+    arrays = [np.asarray(x, np.float32) for x in inputs]
     if weights is None:
-        weights = random_layer_weights(type_name, params, len(inputs), n_outputs)
-    net = _layer_net(type_name, params, weights, len(inputs), n_outputs, True, fp16, packing, fp16_arithmetic)
+        weights = random_layer_weights(type_name, params, len(arrays), n_outputs)
+    net = _layer_net(type_name, params, weights, len(arrays), n_outputs, True, fp16, packing, fp16_arithmetic)
     net.gpu.profile = "dispatches"  # before the first inference: the plan gets its timer when recorded
     for _ in range(max(1, warmup)):
-        _infer(net, inputs, n_outputs)
+        _infer(net, arrays, n_outputs)
     net.gpu.layer_times.clear()
     for _ in range(runs):
-        _infer(net, inputs, n_outputs)
+        _infer(net, arrays, n_outputs)
     prefix = f"{type_name} op "  # labels are "Type name shader"; the layer is named op (layer_param_text)
     return {label[len(prefix):]: list(times) for label, times in net.gpu.layer_times.items()
             if label.startswith(prefix)}
@@ -175,11 +183,11 @@ class LayerReport:
         return f"{self.type_name} {param_entries(self.params)} {self.shapes}: {cells}  {state}"
 
 
-def _round_fp16(a: np.ndarray) -> np.ndarray:
+def _round_fp16(a: npt.ArrayLike) -> np.ndarray:
     return np.asarray(a, np.float32).astype(np.float16).astype(np.float32)
 
 
-def random_layer_weights(type_name: str, params: dict, n_inputs: int, n_outputs: int = 1,
+def random_layer_weights(type_name: str, params: Params, n_inputs: int, n_outputs: int = 1,
                          seed: int = 0) -> bytes:
     """Seeded weights of the right sizes for a layer, asked from the layer itself."""
     return random_net_weights(layer_param_text(type_name, params, n_inputs, n_outputs), seed)
@@ -197,22 +205,24 @@ def random_net_weights(param_text: str, seed: int = 0) -> bytes:
     return b"".join(mb.chunks)
 
 
-def test_layer(type_name: str, params: dict | ParamDict, weights=None, inputs=(), n_outputs: int = 1,
-               variants=("fp32-pack1", "fp32-pack4", "fp16-pack1", "fp16-pack4"), seed: int = 0) -> LayerReport:
+def test_layer(type_name: str, params: Params, weights: Weights | None = None,
+               inputs: Sequence[npt.ArrayLike] = (), n_outputs: int = 1,
+               variants: Sequence[str] = ("fp32-pack1", "fp32-pack4", "fp16-pack1", "fp16-pack4"),
+               seed: int = 0) -> LayerReport:
     """Run a layer on the numpy path and on each GPU variant; report the max errors.
 
     variants: "<precision>-<packing>", precision fp32, fp16 (fp16 storage) or fp16a (fp16
     storage and fp16 arithmetic), packing pack1 or pack4.
     weights: None draws seeded random weights of the sizes the layer's params ask for.
     """
-    inputs = [np.asarray(x, np.float32) for x in inputs]
+    arrays = [np.asarray(x, np.float32) for x in inputs]
     if weights is None:
-        weights = random_layer_weights(type_name, dict(params), len(inputs), n_outputs, seed)
-    report = LayerReport(type_name, dict(params), [tuple(x.shape) for x in inputs])
+        weights = random_layer_weights(type_name, dict(params), len(arrays), n_outputs, seed)
+    report = LayerReport(type_name, dict(params), [tuple(x.shape) for x in arrays])
     for variant in variants:
         precision, pack = variant.split("-")
         fp16 = precision in ("fp16", "fp16a")
-        ins = [_round_fp16(x) for x in inputs] if fp16 else inputs
+        ins = [_round_fp16(x) for x in arrays] if fp16 else arrays
         ws = weights
         if fp16 and not isinstance(weights, (bytes, bytearray)):
             ws = [(_round_fp16(w[0]), w[1]) if isinstance(w, tuple) else _round_fp16(w) for w in weights]

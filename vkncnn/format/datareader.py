@@ -14,13 +14,26 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import ArgumentTypeError, Error, ModelFileError, ModelFormatError
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer  # collections.abc.Buffer from Python 3.12
 
 # The most bytes asked of a reader in one call when its length is unknown: memory then
 # grows with what actually arrives, never with what a header claims.
 READ_CHUNK = 1 << 20
+
+
+class Readable(Protocol):
+    """A file object as the readers use it: read(size) gives bytes, or text (encoded as UTF-8),
+    or None (nothing yet, read as the end)."""
+
+    def read(self, size: int, /) -> bytes | str | None:
+        ...
 
 
 class DataReader:
@@ -31,7 +44,7 @@ class DataReader:
     def read_bytes(self, size: int) -> bytes:  # pragma: no cover - interface
         raise ModelFormatError(f"{type(self).__name__} does not implement read_bytes")
 
-    def read(self, buf, size: int) -> int:
+    def read(self, buf: Buffer, size: int) -> int:
         """pyncnn's read(buf, size): fill the writable buffer `buf` (bytearray, memoryview,
         numpy array) with up to `size` bytes; the count read. Subclasses in pyncnn style
         override this instead of read_bytes."""
@@ -41,7 +54,7 @@ class DataReader:
         view[:len(data)] = data
         return len(data)
 
-    def scan(self, format: str, p=None) -> int:
+    def scan(self, format: str, p: object = None) -> int:
         """pyncnn's scan(format, p): text scanning, which vkncnn's readers do not do (the
         text .param parser reads lines itself); 0 values scanned, as ncnn's base reader."""
         return 0
@@ -98,7 +111,7 @@ def read_exactly(reader: DataReader, size: int) -> bytes:
 
 
 class DataReaderFromMemory(DataReader):
-    def __init__(self, data, name: str = "<memory>") -> None:
+    def __init__(self, data: Buffer | str, name: str = "<memory>") -> None:
         if isinstance(data, str):
             data = data.encode("utf-8")
         try:
@@ -122,19 +135,19 @@ class DataReaderFromMemory(DataReader):
 class DataReaderFromStream(DataReader):
     """A user's file object; a text-mode one is encoded as UTF-8 (never more than asked)."""
 
-    def __init__(self, stream, name: str | None = None) -> None:
+    def __init__(self, stream: Readable, name: str | None = None) -> None:
         self._stream = stream
         self._spill = b""  # encoded text beyond what the last call asked for
         self.name = name or str(getattr(stream, "name", "<stream>"))
 
     def read_bytes(self, size: int) -> bytes:
         if self._spill:
-            data, self._spill = self._spill[:size], self._spill[size:]
-            return data
+            spilled, self._spill = self._spill[:size], self._spill[size:]
+            return spilled
         data = self._stream.read(size)
         if isinstance(data, str):
-            data = data.encode("utf-8", "surrogateescape")
-            data, self._spill = data[:size], data[size:]
+            encoded = data.encode("utf-8", "surrogateescape")
+            data, self._spill = encoded[:size], encoded[size:]
         return data or b""
 
 
@@ -154,7 +167,7 @@ class DataReaderFromFile(DataReader):
     than the file is refused before anything is allocated.
     """
 
-    def __init__(self, path, limit: FileLimit = FileLimit()) -> None:
+    def __init__(self, path: str | bytes | os.PathLike, limit: FileLimit = FileLimit()) -> None:
         self.name = _display(path)
         fd, self.size = _open_regular(path, self.name, limit)
         try:
@@ -177,7 +190,7 @@ class DataReaderFromFile(DataReader):
         self._file.close()
 
 
-def _display(path) -> str:
+def _display(path: str | bytes | os.PathLike) -> str:
     return os.fsdecode(path) if isinstance(path, bytes) else str(path)
 
 
@@ -195,7 +208,7 @@ def _check_regular(st: os.stat_result, name: str, limit: FileLimit) -> None:
                           f"for a {limit.kind} file")
 
 
-def _open_regular(path, name: str, limit: FileLimit) -> tuple[int, int]:
+def _open_regular(path: str | bytes | os.PathLike, name: str, limit: FileLimit) -> tuple[int, int]:
     """A read-only descriptor of a regular file and its size.
 
     stat first, so a FIFO, a device or a directory is refused without being opened
@@ -238,7 +251,7 @@ class DataReaderFromEmpty(DataReader):
 class _PyncnnStyleReader(DataReader):
     """Adapts a pyncnn-style `read(buf, size) -> int` subclass: buf is a bytearray."""
 
-    def __init__(self, user) -> None:
+    def __init__(self, user: DataReader) -> None:
         self._user = user
         self.name = type(user).__name__
 
@@ -249,7 +262,7 @@ class _PyncnnStyleReader(DataReader):
         return bytes(buf[:max(0, min(got, size))])
 
 
-def as_reader(source, limit: FileLimit = FileLimit()) -> tuple[DataReader, str]:
+def as_reader(source: object, limit: FileLimit = FileLimit()) -> tuple[DataReader, str]:
     """A DataReader and a display name for a path, file object, bytes or DataReader.
 
     A path becomes a DataReaderFromFile that the caller must close (`opened_reader`
@@ -279,7 +292,7 @@ def as_reader(source, limit: FileLimit = FileLimit()) -> tuple[DataReader, str]:
 
 
 @contextlib.contextmanager
-def opened_reader(source, limit: FileLimit = FileLimit()):
+def opened_reader(source: object, limit: FileLimit = FileLimit()) -> Iterator[tuple[DataReader, str]]:
     """`as_reader` as a context: a file this opened (a path) is closed on the way out;
     a file object or reader the caller gave stays as it is."""
     reader, name = as_reader(source, limit)

@@ -15,8 +15,10 @@ grows with the bytes that really arrive, not with what a size field claims; zero
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import WeightError
 from ..memory_budget import default_budget, human
@@ -39,7 +41,9 @@ def _align4(n: int) -> int:
 class ModelBin:
     """Base: `load(w, type)`, `load(w, h, type)`, `load(w, h, c, type)` as in ncnn."""
 
-    def load(self, *dims_and_type) -> np.ndarray:
+    layer_name: str | None  # the layer whose weights are being read, for messages (Net sets it)
+
+    def load(self, *dims_and_type: int) -> np.ndarray:
         if not 2 <= len(dims_and_type) <= 5:
             raise WeightError(f"load() takes 1-4 dims and a type, got {dims_and_type}")
         *dims, type_ = dims_and_type
@@ -122,7 +126,7 @@ class ModelBinFromDataReader(ModelBin):
 class ModelBinFromMatArray(ModelBin):
     """Serves weights from a list of arrays, one per load() call (tests, create_layer)."""
 
-    def __init__(self, arrays) -> None:
+    def __init__(self, arrays: Iterable[npt.ArrayLike]) -> None:
         self._arrays = [np.asarray(a, dtype=np.float32) for a in arrays]
         self._next = 0
 

@@ -73,12 +73,14 @@ class _Tokens:
         return True
 
     def peek(self) -> tuple[str, int] | None:
-        return (self._next, self._lineno) if self._fill() else None
+        tok = self._next if self._fill() else None
+        return None if tok is None else (tok, self._lineno)
 
     def next(self, what: str) -> tuple[str, int]:
-        if not self._fill():
+        tok = self._next if self._fill() else None
+        if tok is None:
             raise ParamError(f"{self.source}:{max(1, self._lineno)}: file ends where {what} was expected")
-        tok, self._next = self._next, None
+        self._next = None
         return tok, self._lineno
 
     def next_int(self, what: str, lo: int = 0, hi: int = 1 << 30, why: str = "") -> int:
@@ -261,7 +263,8 @@ def _check_magic_prefix(text: str, source: str) -> None:
     otherwise a file with no line break (zeros, random bytes that happen to be UTF-8)
     would be read up to the size limit before its first token could be looked at."""
     start = len(text) - len(text.lstrip())
-    head = _HEAD_TOKEN.match(text, start).group()
+    match = _HEAD_TOKEN.match(text, start)  # \S{0,21} matches anywhere, if only the empty string
+    head = match.group() if match else ""
     if head == str(MAGIC)[:len(head)]:
         return  # the magic, or a prefix of it (a short first read): _parse decides
     line = text.count("\n", 0, start) + 1

@@ -9,6 +9,7 @@ with, exactly as ncnn reinterprets the same bits.
 from __future__ import annotations
 
 import struct
+from typing import Any, TypeGuard, overload
 
 import numpy as np
 
@@ -16,6 +17,9 @@ from ..errors import ParamError
 from ..mat import Mat
 
 MAX_PARAM_COUNT = 32
+
+# what a param holds: a number (RawWord from a binary .param), a string or an int32/float32 array
+ParamValue = int | float | str | np.ndarray
 
 
 class RawWord(int):
@@ -33,7 +37,7 @@ class MatArray(np.ndarray):
     """A float32 array set from a Mat (`pd.set(id, mat)`): ncnn's type 4, read back as a Mat."""
 
 
-def _is_mat(value) -> bool:
+def _is_mat(value: object) -> TypeGuard[Mat]:
     return isinstance(value, Mat)
 
 
@@ -43,13 +47,13 @@ def _as_raw_array(words: np.ndarray) -> RawArray:
 
 class ParamDict:
     def __init__(self) -> None:
-        self._values: dict[int, object] = {}
+        self._values: dict[int, ParamValue] = {}
 
     # -- writing -------------------------------------------------------------
-    def set(self, key: int, value) -> None:
+    def set(self, key: int, value: float | str | list[float] | tuple[float, ...] | np.ndarray | Mat) -> None:
         if not 0 <= int(key) < MAX_PARAM_COUNT:
             raise KeyError(f"param id {key} out of range 0..{MAX_PARAM_COUNT - 1}")
-        if _is_mat(value):
+        if isinstance(value, Mat):
             value = np.array(value.numpy(), dtype=np.float32).ravel().view(MatArray)
         elif isinstance(value, (list, tuple)):
             is_float = any(isinstance(v, float) for v in value)
@@ -68,7 +72,7 @@ class ParamDict:
     def has(self, key: int) -> bool:
         return int(key) in self._values
 
-    def keys(self):
+    def keys(self) -> list[int]:
         return sorted(self._values)
 
     def type(self, key: int) -> int:
@@ -84,7 +88,27 @@ class ParamDict:
             return 6 if v.dtype == np.float32 else 5
         return 3 if isinstance(v, float) else 2
 
-    def get(self, key: int, default=0):
+    @overload
+    def get(self, key: int, default: int = 0) -> int:
+        ...
+
+    @overload
+    def get(self, key: int, default: float) -> float:
+        ...
+
+    @overload
+    def get(self, key: int, default: str) -> str:
+        ...
+
+    @overload
+    def get(self, key: int, default: np.ndarray) -> np.ndarray:
+        ...
+
+    @overload
+    def get(self, key: int, default: Mat) -> Mat:
+        ...
+
+    def get(self, key: int, default: Any = 0) -> Any:
         """The value of `key`, converted to the type of `default`, or `default`.
 
         A value of the wrong kind (an array where a number is expected, a string, a
@@ -117,7 +141,7 @@ class ParamDict:
         return int(v)
 
     @staticmethod
-    def _get_array(v, default):
+    def _get_array(v: ParamValue, default: np.ndarray) -> np.ndarray:
         if not isinstance(v, np.ndarray):
             return default
         want_float = isinstance(default, np.ndarray) and default.dtype.kind == "f"

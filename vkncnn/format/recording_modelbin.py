@@ -14,9 +14,14 @@ unit activation spread.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .modelbin import FLAG_FP32, ModelBin
+
+if TYPE_CHECKING:
+    from ..layer import Layer
 
 FLAG_WORD_FP32 = FLAG_FP32.to_bytes(4, "little")  # written before each type-0 load: raw float32 follows
 
@@ -42,11 +47,11 @@ class RecordingModelBin(ModelBin):
     def __init__(self, seed: int) -> None:
         self.rng = np.random.default_rng(seed)
         self.loads: list[list] = []  # per layer: [array, load type] in request order
-        self.layer = None
+        self.layer: Layer | None = None
         self.ordinal = 0
         self.layer_name = None
 
-    def start_layer(self, layer) -> None:
+    def start_layer(self, layer: Layer) -> None:
         self.layer = layer
         self.ordinal = 0
         self.loads.append([])
@@ -100,7 +105,7 @@ class RecordingModelBin(ModelBin):
         """RNN / GRU / LSTM: W_xc, bias, W_hc (, W_hr) uniform in +-1/sqrt(hidden) as PyTorch
         initialises them (bounded gates, no saturation); with int8 the two scale loads that
         follow fit W_xc's and W_hc's rows."""
-        layer = self.layer
+        layer: Any = self.layer  # an RNN, GRU or LSTM: its params are its own attributes
         hidden = max(1, int(layer.hidden_size))
         n_weights = 3 if layer.hidden_size == layer.num_output else 4  # LSTM's projection is a 4th
         if getattr(layer, "int8_scale_term", 0) and k >= n_weights:

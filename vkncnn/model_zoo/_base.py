@@ -1,20 +1,28 @@
 """What the zoo's models share: loading a net from the model folder, turning an image
 into the network input, and reading detections back."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+
 import numpy as np
 
+from ..layer import Layer
 from ..mat import Mat
 from ..mat_ops import BorderType, copy_make_border
 from ..net import Net
 from ..utils.functional import nms
-from ..utils.objects import Detect_Object
+from ..utils.objects import Detect_Object, Face_Object
 from .model_store import get_model_file
 
 
 class ZooModel:
     """A Net loaded from the model folder, with ncnn's num_threads / use_gpu settings."""
 
-    def __init__(self, param, weights, num_threads=1, use_gpu=False, model_dir=None, custom_layers=()):
+    def __init__(self, param: str, weights: str, num_threads: int = 1, use_gpu: bool = False,
+                 model_dir: str | os.PathLike | None = None,
+                 custom_layers: Iterable[tuple[str, Callable[[], Layer]]] = ()) -> None:
         self.num_threads = num_threads
         self.use_gpu = use_gpu
         self.net = Net()
@@ -25,18 +33,20 @@ class ZooModel:
         self.net.load_param(get_model_file(param, root=model_dir))
         self.net.load_model(get_model_file(weights, root=model_dir))
 
-    def __del__(self):
+    def __del__(self) -> None:
         self.net = None
 
 
-def image_input(img, pixel_type, width, height, mean_vals, norm_vals):
+def image_input(img: np.ndarray, pixel_type: int, width: int, height: int, mean_vals: Sequence[float],
+                norm_vals: Sequence[float]) -> Mat:
     """The BGR/RGB image (h, w, 3 uint8) resized to width x height, normalised."""
     mat = Mat.from_pixels_resize(img, pixel_type, img.shape[1], img.shape[0], width, height)
     mat.substract_mean_normalize(mean_vals, norm_vals)
     return mat
 
 
-def letterbox_input(img, pixel_type, target_size, pad_value, mean_vals, norm_vals):
+def letterbox_input(img: np.ndarray, pixel_type: int, target_size: int, pad_value: float, mean_vals: Sequence[float],
+                    norm_vals: Sequence[float]) -> tuple[Mat, float, int, int]:
     """Resize the longer side to target_size, pad both sides to multiples of 32 with
     pad_value, normalise. Returns (input Mat, scale, wpad, hpad)."""
     img_h, img_w = img.shape[0], img.shape[1]
@@ -55,7 +65,7 @@ def letterbox_input(img, pixel_type, target_size, pad_value, mean_vals, norm_val
     return padded, scale, wpad, hpad
 
 
-def detection_rows(mat_out, img_w, img_h):
+def detection_rows(mat_out: Mat, img_w: int, img_h: int) -> list[Detect_Object]:
     """DetectionOutput rows (label, prob, x1, y1, x2, y2 in 0..1) as objects in image pixels."""
     objects = []
     for i in range(mat_out.h if mat_out.dims else 0):
@@ -65,10 +75,10 @@ def detection_rows(mat_out, img_w, img_h):
     return objects
 
 
-def nms_sorted_objects(objects, nms_threshold):
+def nms_sorted_objects(objects: Sequence[Detect_Object | Face_Object], nms_threshold: float) -> list[int]:
     """Indexes kept by greedy NMS over objects sorted best first (ncnn's nms_sorted_bboxes,
     with Rect.intersection_area's definition of overlap)."""
-    picked = []
+    picked: list[int] = []
     areas = [obj.rect.area() for obj in objects]
     for i, a in enumerate(objects):
         keep = True
@@ -81,7 +91,8 @@ def nms_sorted_objects(objects, nms_threshold):
     return picked
 
 
-def yolo_nms(prediction, conf_thres, iou_thres, boxes_are_centres, max_det=300, max_wh=4096):
+def yolo_nms(prediction: np.ndarray, conf_thres: float, iou_thres: float, boxes_are_centres: bool, max_det: int = 300,
+             max_wh: int = 4096) -> np.ndarray | None:
     """Per-class NMS over (1, n, 5 + classes) predictions: [box, objectness, class scores].
 
     Every (box, class) pair scoring above conf_thres is a candidate (class score times
@@ -106,7 +117,7 @@ def yolo_nms(prediction, conf_thres, iou_thres, boxes_are_centres, max_det=300, 
     return x[keep]
 
 
-def letterbox_objects(result, scale, wpad, hpad):
+def letterbox_objects(result: np.ndarray | None, scale: float, wpad: int, hpad: int) -> list[Detect_Object]:
     """NMS rows (x1, y1, x2, y2, score, class) in padded-input pixels -> objects in image pixels."""
     if result is None:
         return []

@@ -1,5 +1,9 @@
 """The SSD-style detectors: one resized input blob, one DetectionOutput blob."""
 
+from __future__ import annotations
+
+import os
+
 from ..mat import Mat
 from ._base import ZooModel, detection_rows, image_input
 
@@ -11,7 +15,8 @@ class SSDModel(ZooModel):
     output_name = "detection_out"
     pixel_type = Mat.PixelType.PIXEL_BGR
 
-    def __init__(self, param, weights, target_size, num_threads=1, use_gpu=False, model_dir=None):
+    def __init__(self, param: str, weights: str, target_size: int, num_threads: int = 1, use_gpu: bool = False,
+                 model_dir: str | os.PathLike | None = None) -> None:
         super().__init__(param, weights, num_threads, use_gpu, model_dir)
         self.target_size = target_size
 

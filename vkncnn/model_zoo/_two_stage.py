@@ -1,6 +1,10 @@
 """What Faster R-CNN and R-FCN share: a first pass for the proposals, a second pass per
 proposal for its class scores and box refinement, then per-class NMS."""
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..mat import Mat
@@ -9,7 +13,7 @@ from ._base import ZooModel, nms_sorted_objects
 
 
 class TwoStageModel(ZooModel):
-    shared_blobs = ()  # the first pass's feature blobs the second pass reads
+    shared_blobs: tuple[str, ...] = ()  # the first pass's feature blobs the second pass reads
 
     def _scale_and_input(self, img, short_side):
         h, w = img.shape[0], img.shape[1]
@@ -69,5 +73,5 @@ class TwoStageModel(ZooModel):
         oy2 = np.maximum(np.minimum(cy + h * 0.5, max_y), 0.0)
         return Detect_Object(label, score, ox1, oy1, ox2 - ox1 + 1, oy2 - oy1 + 1)
 
-    def nms_sorted_bboxes(self, objects, nms_threshold):
+    def nms_sorted_bboxes(self, objects: Sequence[Detect_Object], nms_threshold: float) -> list[int]:
         return nms_sorted_objects(objects, nms_threshold)

@@ -1,5 +1,9 @@
 """Faster R-CNN (ZF) on VOC, shorter side 600."""
 
+from __future__ import annotations
+
+import os
+
 from ..mat import Mat
 from ._base import image_input
 from ._two_stage import TwoStageModel
@@ -11,12 +15,13 @@ __all__ = ["Faster_RCNN"]
 class Faster_RCNN(TwoStageModel):  # noqa: N801  (ncnn's name)
     shared_blobs = ("conv5_relu5",)
 
-    def __init__(self, img_width=600, img_height=600, num_threads=1, use_gpu=False, max_per_image=100,
-                 confidence_thresh=0.05, nms_threshold=0.3, *, model_dir=None):
+    def __init__(self, img_width: int = 600, img_height: int = 600, num_threads: int = 1, use_gpu: bool = False,
+                 max_per_image: int = 100, confidence_thresh: float = 0.05, nms_threshold: float = 0.3, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.img_width = img_width
         self.img_height = img_height
         self.mean_vals = [102.9801, 115.9465, 122.7717]
-        self.norm_vals = []
+        self.norm_vals: list[float] = []
         super().__init__("ZF_faster_rcnn_final.param", "ZF_faster_rcnn_final.bin", num_threads, use_gpu, model_dir)
         self.max_per_image = max_per_image
         self.confidence_thresh = confidence_thresh

@@ -1,5 +1,9 @@
 """MobileNetV2-SSDLite on VOC, 300 x 300."""
 
+from __future__ import annotations
+
+import os
+
 from ._ssd import SSDModel
 from .class_names import VOC_CLASSES
 
@@ -7,7 +11,8 @@ __all__ = ["MobileNetV2_SSDLite"]
 
 
 class MobileNetV2_SSDLite(SSDModel):  # noqa: N801  (ncnn's name)
-    def __init__(self, target_size=300, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_size: int = 300, num_threads: int = 1, use_gpu: bool = False, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.mean_vals = [127.5, 127.5, 127.5]
         self.norm_vals = [0.007843, 0.007843, 0.007843]
         self.class_names = list(VOC_CLASSES)

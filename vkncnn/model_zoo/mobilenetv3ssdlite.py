@@ -1,5 +1,9 @@
 """MobileNetV3-SSDLite on VOC, 300 x 300, RGB input; boxes clamped to the input frame."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ..mat import Mat
@@ -14,7 +18,8 @@ class MobileNetV3_SSDLite(SSDModel):  # noqa: N801  (ncnn's name)
     input_name = "input"
     pixel_type = Mat.PixelType.PIXEL_BGR2RGB
 
-    def __init__(self, target_size=300, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_size: int = 300, num_threads: int = 1, use_gpu: bool = False, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.mean_vals = [123.675, 116.28, 103.53]
         self.norm_vals = [1.0, 1.0, 1.0]
         self.class_names = list(VOC_CLASSES)

@@ -8,6 +8,8 @@ VKNCNN_MODEL_ZOO environment variable, models/ in the platform's cache folder
 ncnn's model zoo uses (https://github.com/nihui/ncnn-assets/tree/master/models).
 """
 
+from __future__ import annotations
+
 import os
 
 from ..errors import ModelFileError
@@ -67,7 +69,7 @@ MODEL_SHA1 = {
 SPLIT_FILES = {"ZF_faster_rcnn_final.bin": 3, "rfcn_end2end.bin": 2, "yolov4-opt.bin": 7}
 
 
-def model_dir(root=None) -> str:
+def model_dir(root: str | os.PathLike | None = None) -> str:
     """The folder model files are read from (module docstring)."""
     return os.path.expanduser(root or os.environ.get(ENV_VAR) or str(user_cache_root() / "models"))
 
@@ -83,7 +85,7 @@ def _join_parts(folder: str, name: str) -> bool:
     return True
 
 
-def get_model_file(name, tag=None, root=None):
+def get_model_file(name: str, tag: str | bool | None = None, root: str | os.PathLike | None = None) -> str:
     """The path of model file `name` in the model folder.
 
     tag: a sha1 prefix the file must match, or True for the published file's sha1;
@@ -101,7 +103,7 @@ def get_model_file(name, tag=None, root=None):
     return path
 
 
-def purge(root=None):
+def purge(root: str | os.PathLike | None = None) -> None:
     """Delete the zoo's known model files from the model folder."""
     folder = model_dir(root)
     for name in MODEL_SHA1:

@@ -1,6 +1,11 @@
 """The zoo's names: get_model("yolov5s", ...) makes the model of that name."""
 
+from __future__ import annotations
+
+from typing import Any
+
 from ..errors import ArgumentError
+from ._base import ZooModel
 from .fasterrcnn import Faster_RCNN
 from .mobilenetssd import MobileNet_SSD
 from .mobilenetv2ssdlite import MobileNetV2_SSDLite
@@ -48,7 +53,7 @@ _models = {
 }
 
 
-def get_model(name, **kwargs):
+def get_model(name: str, **kwargs: Any) -> ZooModel:
     """The model called `name` (any case), made with kwargs (and model_dir= for its folder)."""
     if not isinstance(name, str):
         raise ArgumentError(f"get_model(): name must be a str, got {type(name).__name__}")
@@ -59,5 +64,5 @@ def get_model(name, **kwargs):
     return model(**kwargs)
 
 
-def get_model_list():
+def get_model_list() -> list[str]:
     return list(_models)

@@ -1,5 +1,9 @@
 """NanoDet-m on COCO, letterboxed to 320: GFL distance decoding, per-class NMS."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ..mat import Mat
@@ -15,8 +19,8 @@ _BOX_BLOBS = ["795", "817", "839"]
 
 
 class NanoDet(ZooModel):
-    def __init__(self, target_size=320, prob_threshold=0.4, nms_threshold=0.3, num_threads=1, use_gpu=False,
-                 *, model_dir=None):
+    def __init__(self, target_size: int = 320, prob_threshold: float = 0.4, nms_threshold: float = 0.3,
+                 num_threads: int = 1, use_gpu: bool = False, *, model_dir: str | os.PathLike | None = None) -> None:
         self.target_size = target_size
         self.prob_threshold = prob_threshold
         self.nms_threshold = nms_threshold

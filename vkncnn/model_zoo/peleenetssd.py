@@ -1,5 +1,9 @@
 """PeleeNet-SSD on BDD100K driving scenes, 304 x 304: detections plus a segmentation map."""
 
+from __future__ import annotations
+
+import os
+
 from ..mat import Mat
 from ..mat_ops import resize_bilinear
 from ._base import detection_rows
@@ -10,7 +14,8 @@ __all__ = ["PeleeNet_SSD"]
 
 
 class PeleeNet_SSD(SSDModel):  # noqa: N801  (ncnn's name)
-    def __init__(self, target_size=304, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_size: int = 304, num_threads: int = 1, use_gpu: bool = False, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.mean_vals = [103.9, 116.7, 123.6]
         self.norm_vals = [0.017, 0.017, 0.017]
         self.class_names = list(PELEE_CLASSES)

@@ -1,6 +1,11 @@
 """RetinaFace (MobileNet 0.25) face detector on the image at its own size: boxes and
 five landmarks per face."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
 import numpy as np
 
 from ..mat import Mat
@@ -14,7 +19,8 @@ _LEVELS = [(32, (32.0, 16.0)), (16, (8.0, 4.0)), (8, (2.0, 1.0))]
 
 
 class RetinaFace(ZooModel):
-    def __init__(self, prob_threshold=0.8, nms_threshold=0.4, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, prob_threshold: float = 0.8, nms_threshold: float = 0.4, num_threads: int = 1,
+                 use_gpu: bool = False, *, model_dir: str | os.PathLike | None = None) -> None:
         self.prob_threshold = prob_threshold
         self.nms_threshold = nms_threshold
         super().__init__("mnet.25-opt.param", "mnet.25-opt.bin", num_threads, use_gpu, model_dir)
@@ -40,7 +46,7 @@ class RetinaFace(ZooModel):
         return faces
 
     @staticmethod
-    def generate_anchors(base_size, ratios, scales):
+    def generate_anchors(base_size: float, ratios: Sequence[float], scales: Sequence[float]) -> np.ndarray:
         """Anchors (x1, y1, x2, y2) centred on the base cell, one per ratio and scale."""
         anchors = np.zeros((len(ratios) * len(scales), 4), np.float32)
         centre = base_size * 0.5
@@ -53,7 +59,8 @@ class RetinaFace(ZooModel):
         return anchors
 
     @staticmethod
-    def generate_proposals(anchors, feat_stride, score_blob, bbox_blob, landmark_blob, prob_threshold):
+    def generate_proposals(anchors: np.ndarray, feat_stride: int, score_blob: np.ndarray, bbox_blob: np.ndarray,
+                           landmark_blob: np.ndarray, prob_threshold: float) -> list[Face_Object]:
         """Faces whose score reaches prob_threshold, anchor by anchor, row by row."""
         faces = []
         w = score_blob.shape[-1]

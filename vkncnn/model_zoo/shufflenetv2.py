@@ -1,5 +1,9 @@
 """ShuffleNetV2 x0.5 ImageNet classifier, 224 x 224: softmax over the fc output."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ..mat import Mat
@@ -9,9 +13,10 @@ __all__ = ["ShuffleNetV2"]
 
 
 class ShuffleNetV2(ZooModel):
-    def __init__(self, target_size=224, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_size: int = 224, num_threads: int = 1, use_gpu: bool = False, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.target_size = target_size
-        self.mean_vals = []
+        self.mean_vals: list[float] = []
         self.norm_vals = [1 / 255.0, 1 / 255.0, 1 / 255.0]
         super().__init__("shufflenet_v2_x0.5.param", "shufflenet_v2_x0.5.bin", num_threads, use_gpu, model_dir)
 

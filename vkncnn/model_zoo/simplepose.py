@@ -1,5 +1,9 @@
 """SimplePose (ResNet-18 heatmaps), 192 x 256 RGB input: 17 COCO keypoints per image."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ..mat import Mat
@@ -10,7 +14,8 @@ __all__ = ["SimplePose"]
 
 
 class SimplePose(ZooModel):
-    def __init__(self, target_width=192, target_height=256, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_width: int = 192, target_height: int = 256, num_threads: int = 1,
+                 use_gpu: bool = False, *, model_dir: str | os.PathLike | None = None) -> None:
         self.target_width = target_width
         self.target_height = target_height
         self.mean_vals = [0.485 * 255.0, 0.456 * 255.0, 0.406 * 255.0]

@@ -1,5 +1,9 @@
 """SqueezeNet v1.1 ImageNet classifier, 227 x 227: the 1000 class probabilities."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ..mat import Mat
@@ -9,10 +13,11 @@ __all__ = ["SqueezeNet"]
 
 
 class SqueezeNet(ZooModel):
-    def __init__(self, target_size=227, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_size: int = 227, num_threads: int = 1, use_gpu: bool = False, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.target_size = target_size
         self.mean_vals = [104.0, 117.0, 123.0]
-        self.norm_vals = []
+        self.norm_vals: list[float] = []
         super().__init__("squeezenet_v1.1.param", "squeezenet_v1.1.bin", num_threads, use_gpu, model_dir)
 
     def __call__(self, img):

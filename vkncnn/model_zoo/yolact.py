@@ -1,5 +1,8 @@
 """YOLACT (ResNet-50) instance segmentation on COCO, 550 x 550: boxes, masks, classes, scores."""
 
+from __future__ import annotations
+
+import os
 from math import sqrt
 
 import numpy as np
@@ -14,8 +17,9 @@ __all__ = ["Yolact"]
 
 
 class Yolact(ZooModel):
-    def __init__(self, target_size=550, confidence_threshold=0.05, nms_threshold=0.5, keep_top_k=200,
-                 num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_size: int = 550, confidence_threshold: float = 0.05, nms_threshold: float = 0.5,
+                 keep_top_k: int = 200, num_threads: int = 1, use_gpu: bool = False, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.target_size = target_size
         self.confidence_threshold = confidence_threshold
         self.nms_threshold = nms_threshold
@@ -27,8 +31,8 @@ class Yolact(ZooModel):
         self.conv_hs = [69, 35, 18, 9, 5]
         self.aspect_ratios = [1, 0.5, 2]
         self.scales = [24, 48, 96, 192, 384]
-        self.priors = None
-        self.last_img_size = None
+        self.priors: np.ndarray | None = None
+        self.last_img_size: tuple[int, int] | None = None
         self.make_priors()
         self.class_names = ["background"] + list(COCO_CLASSES)
 
@@ -46,9 +50,9 @@ class Yolact(ZooModel):
         resized = resize_bilinear(Mat(np.ascontiguousarray(masks.transpose(2, 0, 1), np.float32)), img_w, img_h)
         return boxes, np.asarray(resized) > 0.5, classes, scores
 
-    def make_priors(self):
+    def make_priors(self) -> np.ndarray:
         """Priors (centre x, centre y, w, h), relative to the input; square, as trained."""
-        if self.last_img_size != (self.target_size, self.target_size):
+        if self.priors is None or self.last_img_size != (self.target_size, self.target_size):
             priors = []
             for conv_w, conv_h, scale in zip(self.conv_ws, self.conv_hs, self.scales):
                 for i in range(conv_h):
@@ -61,7 +65,7 @@ class Yolact(ZooModel):
             self.last_img_size = (self.target_size, self.target_size)
         return self.priors
 
-    def decode(self, loc, priors, img_w, img_h):
+    def decode(self, loc: np.ndarray, priors: np.ndarray, img_w: int, img_h: int) -> np.ndarray:
         """Box offsets against the priors (variances 0.1, 0.2) -> (x, y, w + 1, h + 1) in pixels."""
         centre = priors[:, :2] + loc[:, :2] * 0.1 * priors[:, 2:]
         size = priors[:, 2:] * np.exp(loc[:, 2:] * 0.2)
@@ -72,7 +76,8 @@ class Yolact(ZooModel):
         boxes[:, 3] = boxes[:, 3] * img_h + 1
         return boxes
 
-    def detect(self, conf_preds, loc_data, prior_data, mask_data, img_w, img_h):
+    def detect(self, conf_preds: np.ndarray, loc_data: np.ndarray, prior_data: np.ndarray, mask_data: np.ndarray,
+               img_w: int, img_h: int) -> tuple[np.ndarray, ...]:
         """NMS per class over each prior's best non-background class."""
         scores_fg = conf_preds[:, 1:]
         classes = np.argmax(scores_fg, axis=1)

@@ -1,5 +1,9 @@
 """MobileNet-YOLOv2 on VOC, 416 x 416 (YoloDetectionOutput in the net)."""
 
+from __future__ import annotations
+
+import os
+
 from ..mat import Mat
 from ._ssd import SSDModel
 from .class_names import VOC_CLASSES
@@ -8,7 +12,8 @@ __all__ = ["MobileNet_YoloV2"]
 
 
 class MobileNet_YoloV2(SSDModel):  # noqa: N801  (ncnn's name)
-    def __init__(self, target_size=416, num_threads=1, use_gpu=False, *, model_dir=None):
+    def __init__(self, target_size: int = 416, num_threads: int = 1, use_gpu: bool = False, *,
+                 model_dir: str | os.PathLike | None = None) -> None:
         self.mean_vals = [1.0, 1.0, 1.0]
         self.norm_vals = [0.007843, 0.007843, 0.007843]
         self.class_names = list(VOC_CLASSES)

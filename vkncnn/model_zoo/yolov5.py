@@ -1,10 +1,15 @@
 """YOLOv5s on COCO, letterboxed to 640: the Focus stem as a custom layer, the anchor
 decoding and class-aware NMS in numpy."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ..layer import Layer
 from ..mat import Mat
+from ..option import Option
 from ..utils.functional import make_grid, sigmoid
 from ._base import ZooModel, letterbox_input, letterbox_objects, yolo_nms
 from .class_names import COCO_CLASSES
@@ -15,11 +20,12 @@ __all__ = ["YoloV5Focus", "YoloV5s"]
 class YoloV5Focus(Layer):
     """Space-to-depth by 2: the four pixel phases stacked along the channels."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self.one_blob_only = True
 
-    def forward(self, bottom_blob, top_blob, opt):
+    def forward(self, bottom_blob: Mat, top_blob: Mat, opt: Option) -> int:  # type: ignore[override]
+        # one_blob_only: one Mat in, one out (Layer.forward's lists are for multi-blob layers)
         x = np.asarray(bottom_blob)
         phases = [x[..., ::2, ::2], x[..., 1::2, ::2], x[..., ::2, 1::2], x[..., 1::2, 1::2]]
         top_blob.clone_from(Mat(np.concatenate(phases)))
@@ -27,12 +33,12 @@ class YoloV5Focus(Layer):
 
 
 class YoloV5s(ZooModel):
-    def __init__(self, target_size=640, prob_threshold=0.25, nms_threshold=0.45, num_threads=1, use_gpu=False,
-                 *, model_dir=None):
+    def __init__(self, target_size: int = 640, prob_threshold: float = 0.25, nms_threshold: float = 0.45,
+                 num_threads: int = 1, use_gpu: bool = False, *, model_dir: str | os.PathLike | None = None) -> None:
         self.target_size = target_size
         self.prob_threshold = prob_threshold
         self.nms_threshold = nms_threshold
-        self.mean_vals = []
+        self.mean_vals: list[float] = []
         self.norm_vals = [1 / 255.0, 1 / 255.0, 1 / 255.0]
         super().__init__("yolov5s.param", "yolov5s.bin", num_threads, use_gpu, model_dir,
                          custom_layers=[("YoloV5Focus", YoloV5Focus)])

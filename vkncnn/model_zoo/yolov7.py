@@ -1,5 +1,11 @@
 """YOLOv7-tiny on COCO, 416 x 416: anchor decoding per stride, then per-class suppression."""
 
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from typing import Any
+
 import numpy as np
 
 from ..mat import Mat
@@ -43,10 +49,11 @@ def _suppress(detections, iou_thresh=0.45):
 
 
 class YoloV7_Base(ZooModel):  # noqa: N801  (ncnn's name)
-    def __init__(self, target_size, num_threads=1, use_gpu=False, use_strides=(8, 16, 32), *, model_dir=None):
+    def __init__(self, target_size: int, num_threads: int = 1, use_gpu: bool = False,
+                 use_strides: Iterable[int] = (8, 16, 32), *, model_dir: str | os.PathLike | None = None) -> None:
         self.target_size = target_size
         self.use_strides = list(use_strides)
-        self.mean_vals = []
+        self.mean_vals: list[float] = []
         self.norm_vals = [1 / 255.0, 1 / 255.0, 1 / 255.0]
         super().__init__("yolov7-tiny.param", "yolov7-tiny.bin", num_threads, use_gpu, model_dir)
         self.class_names = list(COCO_DARKNET_CLASSES)
@@ -98,5 +105,6 @@ class YoloV7_Base(ZooModel):  # noqa: N801  (ncnn's name)
 
 
 class YoloV7_Tiny(YoloV7_Base):  # noqa: N801  (ncnn's name)
-    def __init__(self, **kwargs):
+    def __init__(self, **kwargs: Any) -> None:
+        """YoloV7_Base's num_threads, use_gpu, use_strides, model_dir (by name); 416 x 416."""
         super().__init__(416, **kwargs)

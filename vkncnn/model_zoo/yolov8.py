@@ -1,5 +1,9 @@
 """YOLOv8s on COCO, letterboxed to 640: distribution-focal box decoding and class-aware NMS."""
 
+from __future__ import annotations
+
+import os
+
 import numpy as np
 
 from ..mat import Mat
@@ -11,13 +15,13 @@ __all__ = ["YoloV8s"]
 
 
 class YoloV8s(ZooModel):
-    def __init__(self, target_size=640, prob_threshold=0.25, nms_threshold=0.45, num_threads=1, use_gpu=False,
-                 *, model_dir=None):
+    def __init__(self, target_size: int = 640, prob_threshold: float = 0.25, nms_threshold: float = 0.45,
+                 num_threads: int = 1, use_gpu: bool = False, *, model_dir: str | os.PathLike | None = None) -> None:
         self.target_size = target_size
         self.prob_threshold = prob_threshold
         self.nms_threshold = nms_threshold
         self.reg_max = 16
-        self.mean_vals = []
+        self.mean_vals: list[float] = []
         self.norm_vals = [1 / 255.0, 1 / 255.0, 1 / 255.0]
         super().__init__("yolov8s.param", "yolov8s.bin", num_threads, use_gpu, model_dir)
         self.grid = [make_grid(20, 20), make_grid(40, 40), make_grid(80, 80)]

@@ -1,6 +1,8 @@
 """File helpers of the model zoo. vkncnn never downloads: `download` gives back a file
 that is already in place (and matches its hash) and otherwise says where to put it."""
 
+from __future__ import annotations
+
 import hashlib
 import os
 
@@ -9,7 +11,7 @@ from ..errors import ModelFileError
 __all__ = ["check_sha1", "download"]
 
 
-def check_sha1(filename, sha1_hash):
+def check_sha1(filename: str | os.PathLike, sha1_hash: str) -> bool:
     """Whether the file's sha1 starts with sha1_hash (or sha1_hash with it: the shorter decides)."""
     digest = hashlib.sha1()
     with open(filename, "rb") as f:
@@ -20,7 +22,7 @@ def check_sha1(filename, sha1_hash):
     return actual[:n] == sha1_hash[:n]
 
 
-def _destination(url, path):
+def _destination(url: str, path: str | os.PathLike | None) -> str:
     name = url.split("/")[-1]
     if path is None:
         return name
@@ -28,7 +30,8 @@ def _destination(url, path):
     return os.path.join(path, name) if os.path.isdir(path) else path
 
 
-def download(url, path=None, overwrite=False, sha1_hash=None):
+def download(url: str, path: str | os.PathLike | None = None, overwrite: bool = False,
+             sha1_hash: str | None = None) -> str:
     """The local path that ncnn's download(url, ...) would fill, if the file is already
     there (matching sha1_hash when given, and overwrite not asked for); otherwise a
     ModelFileError naming the URL and where to place the file."""

@@ -4,9 +4,15 @@ OpenCV is optional: it is imported when a drawing is asked for, and its absence 
 MissingPackageError that says what to install.
 """
 
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import ModuleType
+
 import numpy as np
 
 from ..errors import MissingPackageError
+from .objects import Detect_Object, Face_Object, KeyPoint, Rect
 
 __all__ = ["draw_detection_objects", "draw_faceobjects", "draw_pose", "print_topk"]
 
@@ -14,7 +20,7 @@ _BONES = [(0, 1), (1, 3), (0, 2), (2, 4), (5, 6), (5, 7), (7, 9), (6, 8), (8, 10
           (11, 12), (11, 13), (12, 14), (13, 15), (14, 16)]
 
 
-def _cv2():
+def _cv2() -> ModuleType:
     try:
         import cv2  # lazy: optional, only drawing needs it
     except ImportError as e:
@@ -23,7 +29,7 @@ def _cv2():
     return cv2
 
 
-def _label_box(cv2, image, rect, text) -> None:
+def _label_box(cv2: ModuleType, image: np.ndarray, rect: Rect, text: str) -> None:
     """The text on a white box above the rectangle, kept inside the image."""
     (tw, th), baseline = cv2.getTextSize(text, cv2.FONT_HERSHEY_SIMPLEX, 0.5, 1)
     x = rect.x
@@ -34,16 +40,17 @@ def _label_box(cv2, image, rect, text) -> None:
     cv2.putText(image, text, (int(x), int(y + th)), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0))
 
 
-def _box(cv2, image, rect) -> None:
+def _box(cv2: ModuleType, image: np.ndarray, rect: Rect) -> None:
     cv2.rectangle(image, (int(rect.x), int(rect.y)), (int(rect.x + rect.w), int(rect.y + rect.h)), (255, 0, 0))
 
 
-def _show(cv2, image) -> None:
+def _show(cv2: ModuleType, image: np.ndarray) -> None:
     cv2.imshow("image", image)
     cv2.waitKey(0)
 
 
-def draw_detection_objects(image, class_names, objects, min_prob=0.0):
+def draw_detection_objects(image: np.ndarray, class_names: Sequence[str], objects: Sequence[Detect_Object],
+                           min_prob: float = 0.0) -> None:
     """Print and draw every object of at least min_prob, then show the image."""
     cv2 = _cv2()
     for obj in objects:
@@ -56,14 +63,14 @@ def draw_detection_objects(image, class_names, objects, min_prob=0.0):
     _show(cv2, image)
 
 
-def print_topk(cls_scores, topk):
+def print_topk(cls_scores: np.ndarray, topk: int) -> None:
     """Print the topk best class indexes and their scores, best first."""
     best = np.argsort(cls_scores)[::-1][0:topk]
     for index, score in zip(best, cls_scores[best]):
         print(f"{int(index)}={score:f}")
 
 
-def draw_faceobjects(image, faceobjects):
+def draw_faceobjects(image: np.ndarray, faceobjects: Sequence[Face_Object]) -> None:
     """Print and draw every face with its five landmarks, then show the image."""
     cv2 = _cv2()
     for obj in faceobjects:
@@ -76,7 +83,7 @@ def draw_faceobjects(image, faceobjects):
     _show(cv2, image)
 
 
-def draw_pose(image, keypoints):
+def draw_pose(image: np.ndarray, keypoints: Sequence[KeyPoint]) -> None:
     """Draw the COCO skeleton between confident keypoints (prob >= 0.2), then show the image."""
     cv2 = _cv2()
     for a, b in _BONES:
