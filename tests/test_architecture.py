@@ -88,6 +88,16 @@ def _function_nodes(tree: ast.Module) -> set[int]:
     return inside
 
 
+def _type_checking_nodes(tree: ast.Module) -> set[int]:
+    """ids of the import statements under `if TYPE_CHECKING:`: read by type checkers, never run."""
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                skipped.update(id(n) for n in ast.walk(statement) if isinstance(n, (ast.Import, ast.ImportFrom)))
+    return skipped
+
+
 def _resolve(module: Module, node: ast.Import | ast.ImportFrom) -> list[str]:
     """The modules an import statement runs: a submodule where `from p import x` names one.
 
@@ -120,9 +130,9 @@ def imports() -> tuple[Import, ...]:
     found = []
     for module in runtime_modules().values():
         tree = parsed(module)
-        in_function = _function_nodes(tree)
+        in_function, never_run = _function_nodes(tree), _type_checking_nodes(tree)
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in never_run:
                 for target in _resolve(module, node):
                     found.append(Import(module, target, node.lineno, id(node) in in_function))
     return tuple(found)

@@ -21,8 +21,10 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from .argcheck import check_extract, check_input
 from .batch_forward import forward_batched, item, stack_items
@@ -31,6 +33,13 @@ from .errors import ArgumentError, ArgumentTypeError, BlobNotFoundError, Error, 
 from .layer import layer_failure
 from .log import logger
 from .mat import Mat, input_values
+
+if TYPE_CHECKING:  # for annotations only: the net imports this module, the GPU loads lazily
+    from .allocators import Allocator
+    from .gpu.vulkan.allocator import VkAllocator
+    from .gpu.vulkan.vkmat import VkMat
+    from .net import Net
+    from .option import Option
 
 
 def _is_vkmat(value) -> bool:
@@ -46,7 +55,7 @@ def run_deferred_releases() -> None:
         lifetime.run_deferred()
 
 
-def defer_gpu_release(release, *args) -> None:
+def defer_gpu_release(release: Callable[..., object], *args: object) -> None:
     """From a finalizer: queue a GPU release for the next safe point (no import, no lock)."""
     try:
         lifetime = sys.modules.get("vkncnn.gpu.vulkan.lifetime")
@@ -57,7 +66,7 @@ def defer_gpu_release(release, *args) -> None:
 
 
 class Extractor:
-    def __init__(self, net=None) -> None:
+    def __init__(self, net: Net | None = None) -> None:
         if net is None:
             raise ArgumentTypeError("Extractor: No constructor defined for scripts; an Extractor comes from "
                                     "net.create_extractor()")
@@ -71,11 +80,11 @@ class Extractor:
         self._layer_observer: Callable | None = None
 
     @property
-    def opt(self):
+    def opt(self) -> Option:
         return self._opt
 
     @opt.setter
-    def opt(self, opt) -> None:
+    def opt(self, opt: Option) -> None:
         self._opt = opt
         if self._gpu is not None:
             self._gpu.opt = opt
@@ -120,22 +129,22 @@ class Extractor:
     def set_num_threads(self, n: int) -> None:
         self.opt.num_threads = int(n)
 
-    def set_blob_allocator(self, allocator) -> None:
+    def set_blob_allocator(self, allocator: Allocator | None) -> None:
         self.opt.blob_allocator = allocator
 
-    def set_workspace_allocator(self, allocator) -> None:
+    def set_workspace_allocator(self, allocator: Allocator | None) -> None:
         self.opt.workspace_allocator = allocator
 
-    def set_blob_vkallocator(self, allocator) -> None:
+    def set_blob_vkallocator(self, allocator: VkAllocator | None) -> None:
         self.opt.blob_vkallocator = allocator
 
-    def set_workspace_vkallocator(self, allocator) -> None:
+    def set_workspace_vkallocator(self, allocator: VkAllocator | None) -> None:
         self.opt.workspace_vkallocator = allocator
 
-    def set_staging_vkallocator(self, allocator) -> None:
+    def set_staging_vkallocator(self, allocator: VkAllocator | None) -> None:
         self.opt.staging_vkallocator = allocator
 
-    def set_kvcache_allocator(self, allocator) -> None:
+    def set_kvcache_allocator(self, allocator: Allocator | None) -> None:
         self.opt.kvcache_allocator = allocator
 
     def set_kvcache_max_seqlen_hint(self, max_seqlen_hint: int) -> None:
@@ -155,7 +164,7 @@ class Extractor:
                                     f"(inputs and outputs: {shown})")
         return index
 
-    def input(self, blob, mat) -> int:
+    def input(self, blob: str | int, mat: Mat | VkMat | npt.ArrayLike) -> int:
         """Feed a Mat (or any array-like, converted as Mat() does) to a blob.
 
         Beyond pyncnn: on the GPU path a VkMat on the net's device (such as a KV cache kept
@@ -201,7 +210,7 @@ class Extractor:
         self._gpu_state().input_device(index, vkmat)
         return 0
 
-    def extract(self, blob, *args, type: int = 0):
+    def extract(self, blob: str | int, *args: Mat | int, type: int = 0) -> tuple[int, Mat] | int:
         """(0, Mat) for a blob; `extract(name, mat)` fills `mat` and returns 0, as pyncnn.
 
         `type` is accepted for pyncnn compatibility: every blob comes back as fp32 with

@@ -21,7 +21,9 @@ larger buffers on the device, and the next step records a plan for the new capac
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,10 +33,13 @@ from ..mat import Mat
 from .decoder_inputs import MASKED
 from .mat_cache_step import DECODER_INPUTS, DECODER_OUTPUT, cache_blob_names
 
+if TYPE_CHECKING:
+    from ..net import Net
+
 ROW_ALIGN = 4  # capacities are multiples of 4 rows: the attention shaders work on 4 x 4 blocks
 
 
-def device_cache_problem(net) -> str | None:
+def device_cache_problem(net: Net) -> str | None:
     """Why `net` cannot keep its KV cache on the device (None: it can).
 
     It must be a vkncnn Net on the GPU path whose every cache input is read by one SDPA
@@ -58,7 +63,7 @@ def device_cache_problem(net) -> str | None:
 class Decoder:
     """A decoder net with its KV caches on the device: one sequence, grown step by step."""
 
-    def __init__(self, net, *, capacity: int | None = None, headroom: int = 128) -> None:
+    def __init__(self, net: Net, *, capacity: int | None = None, headroom: int = 128) -> None:
         """capacity: rows to make room for at first (default: headroom); headroom: rows added
         beyond what a step needs whenever the buffers grow."""
         problem = device_cache_problem(net)
@@ -165,8 +170,9 @@ class DeviceCache:
         return DeviceCache(self.decoder, 0, self.decoder.serial)
 
 
-def device_step(decoder, names: list[str], embeddings: np.ndarray, mask: np.ndarray, cos: np.ndarray,
-                sin: np.ndarray, cache: DeviceCache, mat_type=Mat) -> tuple[np.ndarray, DeviceCache]:
+def device_step(decoder: Net, names: list[str], embeddings: np.ndarray, mask: np.ndarray, cos: np.ndarray,
+                sin: np.ndarray, cache: DeviceCache,
+                mat_type: Callable[..., Any] = Mat) -> tuple[np.ndarray, DeviceCache]:
     """decoder_step's twin with the cache on the device: (hidden state of the last token (1, hidden),
     the grown cache). `cache` comes from Generator.new_cache() or an earlier step."""
     if not isinstance(cache, DeviceCache):

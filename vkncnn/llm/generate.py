@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,8 +29,11 @@ from .decoder import Decoder, DeviceCache, device_cache_problem, device_step
 from .decoder_inputs import causal_mask, rope_tables
 from .mat_cache_step import MatCache, cache_blob_names, decoder_step, empty_cache
 from .sampling import SamplingParams, next_token
+from .tokenizer import Tokenizer
 
 Embedding = Callable[[Sequence[int]], np.ndarray]
+# what makes the Mats fed to a net: vkncnn.Mat, or ncnn.Mat for nets of the ncnn package
+MatType = Callable[..., Any]
 
 
 @dataclass
@@ -42,14 +46,14 @@ class Generation:
     logits: list[np.ndarray] = field(default_factory=list, repr=False)
 
 
-def run_one(net, value: np.ndarray, mat_type=Mat) -> np.ndarray:
+def run_one(net: Any, value: np.ndarray, mat_type: MatType = Mat) -> np.ndarray:
     """in0 -> out0 through a net, with Extractor calls only (so pyncnn's nets work too)."""
     with net.create_extractor() as ex:
         ex.input("in0", mat_type(value))
         return np.array(ex.extract("out0")[1])
 
 
-def net_embedding(net, mat_type=Mat) -> Embedding:
+def net_embedding(net: Any, mat_type: MatType = Mat) -> Embedding:
     """A Net with an Embed layer: int32 ids in in0, embeddings out of out0."""
     return lambda ids: run_one(net, np.asarray(ids, np.int32), mat_type).reshape(len(ids), -1)
 
@@ -64,9 +68,10 @@ def table_embedding(table: np.ndarray) -> Embedding:
 class Generator:
     """Prefill and decode with a KV cache; greedy or sampled; streaming or all at once."""
 
-    def __init__(self, decoder, proj_out, embedding, *, head_dim: int, rope_base: float = 10000.0,
-                 tokenizer=None, vocab_size: int | None = None, stop_tokens: Sequence[int] = (),
-                 max_context: int | None = None, step: Callable | None = None, mat_type=Mat) -> None:
+    def __init__(self, decoder: Any, proj_out: Any, embedding: Embedding | Any, *, head_dim: int,
+                 rope_base: float = 10000.0, tokenizer: Tokenizer | None = None, vocab_size: int | None = None,
+                 stop_tokens: Sequence[int] = (),
+                 max_context: int | None = None, step: Callable | None = None, mat_type: MatType = Mat) -> None:
         if not is_int(head_dim) or head_dim <= 0 or head_dim % 2:
             raise ArgumentError(f"head_dim: expected a positive even int, got {head_dim!r:.40}")
         self.decoder, self.proj_out = decoder, proj_out
@@ -127,9 +132,10 @@ class Generator:
         return spare.restart() if spare is not None and self.step is device_step else self.new_cache()
 
     # -- generation -------------------------------------------------------------------
-    def stream(self, prompt, max_new_tokens: int = 64, *, temperature: float = 0.0, top_k: int = 0,
-               top_p: float = 1.0, repetition_penalty: float = 1.0, stop_tokens: Sequence[int] | None = None,
-               seed: int | None = None, logits_out: list | None = None) -> Iterator[int]:
+    def stream(self, prompt: str | Sequence[int], max_new_tokens: int = 64, *, temperature: float = 0.0,
+               top_k: int = 0, top_p: float = 1.0, repetition_penalty: float = 1.0,
+               stop_tokens: Sequence[int] | None = None, seed: int | None = None,
+               logits_out: list | None = None) -> Iterator[int]:
         """Yield new token ids one by one; stops after max_new_tokens or before a stop token."""
         ids = self.prompt_ids(prompt)
         params = SamplingParams(temperature, top_k, top_p, repetition_penalty)
@@ -165,8 +171,8 @@ class Generator:
             if isinstance(cache, DeviceCache):
                 self._spare = cache
 
-    def generate(self, prompt, max_new_tokens: int = 64, *, on_token: Callable[[int], None] | None = None,
-                 **sampling) -> Generation:
+    def generate(self, prompt: str | Sequence[int], max_new_tokens: int = 64, *,
+                 on_token: Callable[[int], None] | None = None, **sampling: Any) -> Generation:
         """All new tokens at once (on_token, if given, sees each as it comes), their text and why it stopped."""
         logits: list[np.ndarray] = []
         tokens = []
@@ -178,14 +184,14 @@ class Generator:
         text = self.tokenizer.decode(tokens) if self.tokenizer is not None else None
         return Generation(tokens, text, reason, logits)
 
-    def generate_text(self, prompt, max_new_tokens: int = 64, **sampling) -> str:
+    def generate_text(self, prompt: str | Sequence[int], max_new_tokens: int = 64, **sampling: Any) -> str:
         """The generated text only (needs a tokenizer)."""
         if self.tokenizer is None:
             raise ArgumentError("generate_text(): this Generator has no tokenizer; use generate() for token ids")
         return self.generate(prompt, max_new_tokens, **sampling).text
 
     # -- argument checks --------------------------------------------------------------
-    def prompt_ids(self, prompt) -> list[int]:
+    def prompt_ids(self, prompt: str | Sequence[int]) -> list[int]:
         if isinstance(prompt, str):
             if self.tokenizer is None:
                 raise ArgumentTypeError("prompt: got text but this Generator has no tokenizer; pass token ids")

@@ -9,7 +9,9 @@ the same arguments and gives the same results with the caches kept on the device
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +30,7 @@ class MatCache:
     length: int = 0
 
 
-def cache_blob_names(decoder) -> list[str]:
+def cache_blob_names(decoder: Any) -> list[str]:
     """The decoder's cache inputs (cache_k0, cache_v0, ...), checked to each have an out_ twin."""
     inputs, outputs = decoder.input_names(), set(decoder.output_names())
     missing = [n for n in (*DECODER_INPUTS, DECODER_OUTPUT) if n not in inputs and n not in outputs]
@@ -44,12 +46,12 @@ def cache_blob_names(decoder) -> list[str]:
     return names
 
 
-def empty_cache(names: list[str], mat_type=Mat) -> MatCache:
+def empty_cache(names: list[str], mat_type: Callable[..., Any] = Mat) -> MatCache:
     return MatCache([mat_type() for _ in names])
 
 
-def decoder_step(decoder, names: list[str], embeddings: np.ndarray, mask: np.ndarray,
-                 cos: np.ndarray, sin: np.ndarray, cache: MatCache, mat_type=Mat) -> tuple[np.ndarray, MatCache]:
+def decoder_step(decoder: Any, names: list[str], embeddings: np.ndarray, mask: np.ndarray, cos: np.ndarray,
+                 sin: np.ndarray, cache: MatCache, mat_type: Callable[..., Any] = Mat) -> tuple[np.ndarray, MatCache]:
     """Run the new tokens through the decoder: (hidden state of the last token (1, hidden), grown cache)."""
     with decoder.create_extractor() as ex:
         for name, value in zip(DECODER_INPUTS, (embeddings, mask, cos, sin)):

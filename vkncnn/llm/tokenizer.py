@@ -12,8 +12,17 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from ..errors import ArgumentTypeError, ModelFileError, ModelFormatError, TokenizerError
+
+
+class Tokenizer(Protocol):
+    """What Generator calls: text to token ids and back."""
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: Sequence[int]) -> str: ...
 
 
 class CharTokenizer:
