@@ -20,27 +20,21 @@
 //
 // A workgroup of 4 subgroups (2 x 2) computes a BM x BN tile of (channels, pixels); each
 // subgroup owns a quarter of it as WM x WN accumulators of 16x16. WM = WN = 2 (64 x 64
-// tiles): in the one single-layer comparison made on the H200, 128-wide tiles were slower
-// on 9 of 10 VGG/ResNet/1x1 layers (likely fewer workgroups for a kernel bound by staging
-// and latency rather than by the multiplies). Whole models with 8 subgroups (64x128 or
-// 128x64 tiles, loops unrolled): vgg16 1.42/1.41 ms against 1.37 (fewer tiles bring in
-// split-K and its reduce pass), resnet50 and googlenet equal, resnet18 6% faster.
+// tiles): larger tiles mean fewer workgroups for a kernel bound by staging and latency
+// rather than by the multiplies, and bring in split-K and its reduce pass sooner.
 // K advances in chunks of 32: the workgroup stages W[BM][32] and col[32][BN] in shared
 // memory as fp16, each subgroup loads its fragments from there. The next chunk's global
 // loads are issued into registers before the current chunk's multiplies (double
-// buffering through registers; two chunks ahead, alternating two register sets, was
-// slower on the H200: resnet50 1.272 -> 1.325 ms, vgg16 1.279 -> 1.320, resnet18 0.614 ->
-// 0.643; chunks of 64, which made gemm_coopmat.comp 16% faster, were mixed here: resnet50
-// 1.032 -> 1.004 ms, resnet18 0.545 -> 0.525, vgg16 0.892 -> 0.884, googlenet 0.850 ->
-// 0.873). The epilogue goes fragment by fragment through a small
+// buffering through registers; two chunks ahead and chunks of 64 were measured and not
+// adopted). The epilogue goes fragment by fragment through a small
 // per-subgroup staging area, since bias, activation and ncnn's packed layouts need each
 // value's (channel, pixel).
-// Every fixed-count loop is [[unroll]]ed: the register arrays (ra, rb) then stay registers
-// (H200, whole models, blocks interleaved: vgg16 1.335 -> 1.248 ms, resnet50 1.201 -> 1.164).
+// Every fixed-count loop is [[unroll]]ed: the register arrays (ra, rb) then stay registers.
 // The cooperative matrices are not arrays at all but one variable each (acc00..acc11, a0,
-// a1, b; WM = WN = 2 is written out): with fragment arrays, unrolled or not, the driver ran
-// them 3-4x slower (H200, whole models, same process: vgg16 1.116 -> 0.938 ms, resnet50
-// 1.248 -> 1.188, resnet18 0.738 -> 0.688, googlenet 0.997 -> 0.974).
+// a1, b; WM = WN = 2 is written out): with fragment arrays, unrolled or not, a driver ran
+// them several times slower.
+// Figures for each of these choices: docs/perf-notes.md, "Tensor-core kernels: shapes and
+// registers".
 // Split-K (k_slices > 1) writes raw fp32 partial sums to the workspace like convolution.comp.
 
 layout (constant_id = 0) const int kernel_w = 1;
@@ -164,8 +158,8 @@ void store_chunk(int tid)
 #define FRAG_A coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>
 #define FRAG_B coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseB>
 // Every fragment is a variable of its own, not an array element: with arrays (every loop
-// [[unroll]]ed) the H200's driver ran the multiplies 3-4x slower (a kernel of multiplies
-// alone: 20-31 against 64-129 TFLOP/s). (glslang wants one declarator per declaration.)
+// [[unroll]]ed) a driver ran the multiplies several times slower (docs/perf-notes.md).
+// (glslang wants one declarator per declaration.)
 #define FRAG_C coopmat<float, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
 // The epilogue of fragment (i, j) through this subgroup's staging area; lanes walk it four

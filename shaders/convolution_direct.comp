@@ -28,13 +28,10 @@
 // With fp16 arithmetic the 4x4 blocks multiply in fp16, summed in fp16 over 4 loop steps (16
 // products per value) and then into the fp32 sums; the epilogue is fp32 either way.
 //
-// Measured and not adopted (H200, whole models, same process): unrolling the K loop 2 or
-// 4 steps with all their loads issued first changed nothing beyond noise (resnet50 1.272
-// -> 1.263 / 1.264 ms, vgg16 1.279 -> 1.266 / 1.263) or lost (googlenet 0.907 -> 0.919 /
-// 0.963, squeezenet 0.436 -> 0.439 / 0.454): the loop is not bound by one trip to memory
-// after another. [[unroll]] on the loops over the PX pixels: within 1% (resnet50 1.067 ->
-// 1.055 ms, mobilenet_v2 0.447 -> 0.439, shufflenet_v2 0.718 -> 0.721): the driver unrolls
-// them already (unlike cooperative-matrix arrays: convolution_coopmat.comp).
+// Not adopted (docs/perf-notes.md, "Direct convolution kernel: unrolling"): unrolling the K
+// loop with its loads issued first (the loop is not bound by one trip to memory after
+// another) and [[unroll]] on the loops over the PX pixels (the driver unrolls them already,
+// unlike cooperative-matrix arrays: convolution_coopmat.comp).
 
 layout (constant_id = 0) const int kernel_w = 1;
 layout (constant_id = 1) const int kernel_h = 1;

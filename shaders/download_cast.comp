@@ -4,8 +4,8 @@
 
 // The first step of an fp16-storage download of a large blob: its fp16 scalars, packed by
 // 1 or 4 along the packing axis, become fp32 scalars unpacked, so the host only copies
-// them. numpy's float16 -> float32 cast runs at ~2 ns a value, more on a packed blob's
-// strided layout (255 x 52 x 52 in pack4: 1.1-2.3 ms, against 0.16 ms for the fp32 copy).
+// them: numpy's float16 -> float32 cast is slow, slower still on a packed blob's strided
+// layout (figures: docs/perf-notes.md, "fp16 downloads cast on the GPU").
 //
 // Layout (vkmat.py): unpacked index n of the packing axis, position i of the `inner`
 // positions of an item, lives at scalar (n / elempack) * inner * elempack + i * elempack

@@ -20,14 +20,14 @@
 // chunks of 64 staged in shared memory as fp16 ([m][k] for A, [k][n] for B); the next chunk's
 // global loads are issued into registers before the current chunk's multiplies. The kernel
 // waits on those loads more than it multiplies, so the chunk is as deep as the registers
-// allow: H200, vision_transformer, same process, chunks of 32 / 64 / 128: 5.89 / 4.93 /
-// 7.83 ms (at 128 the staged values no longer fit in registers). Unlike the
+// allow (at 128 the staged values no longer fit; figures: docs/perf-notes.md, "Tensor-core
+// kernels: shapes and registers"). Unlike the
 // convolution, the operands here are any strided views (transposed, broadcast, a head of a
 // packed tensor), so the staging loads one scalar at a time through the shared addressing,
 // invocations walking whichever axis of the operand is contiguous. The epilogue goes
 // fragment by fragment through a per-subgroup staging area to the shared store().
 // Each cooperative matrix is a variable of its own (see convolution_coopmat.comp: fragments
-// in arrays ran 3-4x slower on the H200's driver).
+// in arrays ran several times slower).
 
 layout (local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 

@@ -50,8 +50,8 @@ layout (local_size_x = 128, local_size_y = 1, local_size_z = 1) in;
 #define FRAG_P coopmat<sfp, gl_ScopeSubgroup, 16, 16, gl_MatrixUseAccumulator>
 
 // Each subgroup: a 32 x 32 block of P, 2 x 2 fragments. Every fragment is a variable of its
-// own, not an array element: with arrays (every loop [[unroll]]ed) the H200's driver ran
-// the multiplies 3-4x slower (a kernel of multiplies alone: 20-31 against 64-129 TFLOP/s).
+// own, not an array element: with arrays (every loop [[unroll]]ed) a driver ran the
+// multiplies several times slower (docs/perf-notes.md, "Tensor-core kernels").
 // (glslang also needs one declarator per coopmat declaration.)
 #define LOAD_STEP(k, A0, A1, B0, B1) \
     coopMatLoad(A0, u_data, u_row0 + (k), K, gl_CooperativeMatrixLayoutRowMajor); \

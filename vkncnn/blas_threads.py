@@ -95,7 +95,7 @@ def _runnable_elsewhere() -> int:
     try:
         with open("/proc/loadavg") as f:
             runnable = int(f.read().split()[3].split("/")[0])
-        if runnable <= 1:  # the thread reading it: no need to count ours (~15 us, not ~60)
+        if runnable <= 1:  # the thread reading it: no need to count ours (a cheaper read)
             return 0
         ours = 0
         for task in os.listdir("/proc/self/task"):

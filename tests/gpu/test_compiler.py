@@ -379,10 +379,12 @@ def test_vulkan10_devices_get_spirv_1_0_where_a_build_exists(monkeypatch):
     assert reflect(registry.get_builtin_spirv("relu", opt, v10)).spirv_version == (1, 0)
     assert reflect(registry.get_builtin_spirv("relu", opt, v13)).spirv_version == (1, 3)
     shaders = registry.builtin_shaders()
-    assert shaders.resolve("reduction_rows", False, {"SUBGROUP": 0}, target=TARGET_VULKAN_1_0)[1].target == TARGET_VULKAN_1_0
-    assert shaders.resolve("reduction_rows", False, {"SUBGROUP": 1}, target=TARGET_VULKAN_1_0)[1].target == TARGET
-    assert shaders.resolve("relu", True, None, target=TARGET_VULKAN_1_0)[1].target == TARGET
-    assert shaders.resolve("convolution_coopmat", False, None, target=TARGET_VULKAN_1_0)[1].target == TARGET
+    def target(name, fp16, defines):
+        return shaders.resolve(name, fp16, defines, target=TARGET_VULKAN_1_0)[1].target
+    assert target("reduction_rows", False, {"SUBGROUP": 0}) == TARGET_VULKAN_1_0
+    assert target("reduction_rows", False, {"SUBGROUP": 1}) == TARGET
+    assert target("relu", True, None) == TARGET
+    assert target("convolution_coopmat", False, None) == TARGET
     spirv = registry.get_builtin_spirv("reduction_rows", opt, v10, {"SUBGROUP": 1})
     assert reflect(spirv).spirv_version == (1, 3)
     assert calls == [], "shipped SPIR-V must not be recompiled"

@@ -57,7 +57,8 @@ def test_variant_resolution_and_shipped_fp16a():
     shaders = registry.builtin_shaders()
     key = lambda *a, **k: shaders.resolve(*a, **k)[1].key  # noqa: E731
     assert key("convolution", True, {"TM": 4}, fp16_arithmetic=True) == "fp16a;BINDINGS=6;DECONV=0;TM=4"
-    assert key("convolution", False, {"TM": 4}, fp16_arithmetic=True) == "fp32;BINDINGS=6;DECONV=0;TM=4"  # needs fp16 storage
+    # fp16 arithmetic needs fp16 storage
+    assert key("convolution", False, {"TM": 4}, fp16_arithmetic=True) == "fp32;BINDINGS=6;DECONV=0;TM=4"
     assert key("gemm", True, {"MODE": 0}, fp16_arithmetic=True) == "fp16a;MODE=0"
     assert key("gemm", True, {"MODE": 1}, fp16_arithmetic=True) == "fp16s;MODE=1"  # not shipped for MODE 1
     assert key("softmax", True, fp16_arithmetic=True) == "fp16s"  # a long reduction: fp32 sums
