@@ -472,6 +472,24 @@ def test_gemm_constant_a_and_vectors():
     check("Gemm", {}, [], [rand(3, 1, 8), rand(8, 5, seed=1)])           # (c, 1, w) operand
 
 
+@pytest.mark.parametrize("bias,alpha,k,gemv", [(True, 1.0, 64, True), (False, 1.0, 64, True),
+                                               (True, 0.5, 64, False), (True, 1.0, 30, False)])
+def test_gemm_one_row_of_weights_reads_them_once(monkeypatch, bias, alpha, k, gemv):
+    """A decode step's Gemm (one row times constant weight rows, transB, bias or none) runs the
+    matrix-vector kernel InnerProduct uses; scaled products and k % 4 != 0 keep gemm.comp."""
+    import vkncnn.gpu.ops.matrix_product as gpu_gemm
+
+    shaders = []
+    make = gpu_gemm.shader_pipeline
+    monkeypatch.setattr(gpu_gemm, "shader_pipeline", lambda vkdev, shader, *a, **kw: (
+        shaders.append(shader), make(vkdev, shader, *a, **kw))[1])
+    n = 40
+    params = {0: alpha, 3: 1, 5: 1, 6: 1, 7: 1, 8: n, 9: k, 10: 4 if bias else -1}
+    weights = [(rand(n, k), True)] + ([(rand(n, seed=1), True)] if bias else [])
+    check("Gemm", params, weights, [rand(1, k, seed=2)])
+    assert ("innerproduct_gemv" in shaders) == gemv and ("gemm" in shaders) != gemv, shaders
+
+
 # -- MatMul ---------------------------------------------------------------------------------
 MATMUL_CASES = [
     ((7,), (7,)), ((7,), (7, 4)), ((5, 7), (7,)), ((5, 7), (7, 4)), ((12, 40), (40, 16)),

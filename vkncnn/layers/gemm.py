@@ -23,7 +23,7 @@ import numpy as np
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import ParamError, ShapeError, WeightError
 from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16
-from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm
+from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv
 from vkncnn.gpu.vulkan.vkmat import VkMat
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
@@ -207,6 +207,12 @@ class Gemm(Layer):
             if size < need:
                 raise ShapeError(f"Gemm C has {size} values, broadcast type {kind} needs {need}")
             c = GemmOperand(blob_c, *{0: (0, 0), 1: (1, 0), 2: (1, 0), 3: (n, 1), 4: (0, 1)}[kind])
+        if self._one_row_of_weights(m, k, c):
+            # a decode step's product: one row times constant weight rows, read once at memory
+            # speed by the matrix-vector kernel (C, where present, is the per-column bias)
+            top = VkMat.for_numpy_shape((1, n), 1, 2 if fp16 else 4, cmd.blob_allocator(opt))
+            record_gemv(self, cmd, fp16, a.mat, self.B_gpu, c.mat if c is not None else None, top, 0, k)
+            return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m
             a, b, m, n = GemmOperand(b.mat, b.s_col, b.s_row), GemmOperand(a.mat, a.s_col, a.s_row), n, m
@@ -221,6 +227,16 @@ class Gemm(Layer):
         record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta,
                     fp16_arithmetic=arithmetic_fp16(opt, fp16))
         return [top]
+
+    def _one_row_of_weights(self, m: int, k: int, c) -> bool:
+        """Is this y = x W^T (+ bias) of one row x and constant weight rows W (transB), the
+        form innerproduct_gemv.comp computes: k % 4 == 0, no scaling, C absent or a row of n?"""
+        if m != 1 or self.transA or self.constantA or self.int8_scale_term or not (self.constantB and self.transB):
+            return False
+        if self.output_transpose or self.output_N1M or k % 4 or self.alpha != 1.0:
+            return False
+        return c is None or (self.C_data is not None and self.C_data.shape[0] == 1 and self.beta == 1.0
+                             and self.C_data.shape[1] == self.B_data.shape[0] > 1)
 
     @staticmethod
     def _gpu_matrix(x, name: str):
