@@ -111,20 +111,24 @@ def spirv_target(vkdev=None) -> str:
     return TARGET_VULKAN_1_0 if callable(api) and api() < _API_1_1 else TARGET
 
 
-def effective_fp16_storage(opt, vkdev=None) -> bool:
-    """opt.use_fp16_storage, and the device supports 16-bit storage (assumed when vkdev is None)."""
-    if not getattr(opt, "use_fp16_storage", False):
-        return False
-    if vkdev is None:
-        return True
+def _device_says(vkdev, feature: str, unknown: bool) -> bool:
+    """The device's support_<feature>() (asked of vkdev.info, else vkdev); `unknown` where
+    neither can say (a stand-in device in tests)."""
     info = getattr(vkdev, "info", None)
     if callable(info):
         info = info()
     for obj in (info, vkdev):
-        probe = getattr(obj, "support_fp16_storage", None)
+        probe = getattr(obj, f"support_{feature}", None)
         if probe is not None:
             return bool(probe() if callable(probe) else probe)
-    return True
+    return unknown
+
+
+def effective_fp16_storage(opt, vkdev=None) -> bool:
+    """opt.use_fp16_storage, and the device supports 16-bit storage (assumed when vkdev is None)."""
+    if not getattr(opt, "use_fp16_storage", False):
+        return False
+    return vkdev is None or _device_says(vkdev, "fp16_storage", unknown=True)
 
 
 def effective_fp16_arithmetic(opt, vkdev=None) -> bool:
@@ -133,16 +137,7 @@ def effective_fp16_arithmetic(opt, vkdev=None) -> bool:
     object that cannot say is taken to lack it)."""
     if not getattr(opt, "use_fp16_arithmetic", False) or not effective_fp16_storage(opt, vkdev):
         return False
-    if vkdev is None:
-        return True
-    info = getattr(vkdev, "info", None)
-    if callable(info):
-        info = info()
-    for obj in (info, vkdev):
-        probe = getattr(obj, "support_fp16_arithmetic", None)
-        if probe is not None:
-            return bool(probe() if callable(probe) else probe)
-    return False
+    return vkdev is None or _device_says(vkdev, "fp16_arithmetic", unknown=False)
 
 
 def build_compiler_input(source: str, name: str, defines: dict[str, str], fp16_storage: bool,
