@@ -472,6 +472,21 @@ def test_gemm_constant_a_and_vectors():
     check("Gemm", {}, [], [rand(3, 1, 8), rand(8, 5, seed=1)])           # (c, 1, w) operand
 
 
+@pytest.mark.parametrize("m,c_type,alpha", [(1, 4, 1.0), (1, -1, 1.0), (20, 4, 0.5), (20, 3, 1.0), (7, 0, 2.0)])
+def test_gemm_weight_slices(monkeypatch, m, c_type, alpha):
+    """Constant weight rows beyond the device's storage-buffer range go up in slices of rows,
+    each a block of output columns (the matrix-vector kernel for one row, gemm.comp else)."""
+    from vkncnn.gpu.vulkan.gpu_info import GpuInfo
+
+    # 64 fp32 (128 fp16) weight rows of 64 a slice: 4 (2) slices; every blob still fits
+    monkeypatch.setattr(GpuInfo, "max_storage_buffer_range", lambda self: 16384)
+    n, k = 200, 64
+    c_shape = {-1: None, 0: (1,), 3: (n, m), 4: (n, 1)}[c_type]
+    weights = [(rand(n, k), True)] + ([(rand(*c_shape, seed=1), True)] if c_shape else [])
+    params = {0: alpha, 3: 1, 5: 1, 6: 1, 7: m, 8: n, 9: k, 10: c_type}
+    check("Gemm", params, weights, [rand(m, k, seed=2)])
+
+
 @pytest.mark.parametrize("bias,alpha,k,gemv", [(True, 1.0, 64, True), (False, 1.0, 64, True),
                                                (True, 0.5, 64, False), (True, 1.0, 30, False)])
 def test_gemm_one_row_of_weights_reads_them_once(monkeypatch, bias, alpha, k, gemv):

@@ -21,10 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from vkncnn.cpu_fallback import gemm, gemm_int8
-from vkncnn.errors import ParamError, ShapeError, WeightError
+from vkncnn.errors import GpuError, ParamError, ShapeError, WeightError
 from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16
 from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv
-from vkncnn.gpu.vulkan.vkmat import VkMat
+from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -163,16 +163,28 @@ class Gemm(Layer):
 
     # -- GPU -----------------------------------------------------------------------------------
     def upload_model(self, cmd, opt) -> int:
-        """Constant operands as stored (B keeps its transB layout: strides do the transpose)."""
+        """Constant operands as stored (B keeps its transB layout: strides do the transpose).
+
+        Constant weight rows (transB, a Linear layer) larger than the device's storage-buffer
+        range go up in slices of rows, one dispatch each (an LLM's proj_out: 151936 x 896
+        weights are 272 MB at fp16, phones and lavapipe bind at most 128 MiB)."""
         self.A_gpu = cmd.record_upload(np.ascontiguousarray(self.A_mat), opt) if self.A_data is not None else None
-        self.B_gpu = cmd.record_upload(np.ascontiguousarray(self.B_data), opt) if self.B_data is not None else None
+        self.B_gpu, self.B_slices = None, []
+        if self.B_data is not None:
+            b = np.ascontiguousarray(self.B_data)
+            rows = len(b)
+            if self.transB:
+                row_bytes = b.shape[1] * (2 if use_fp16_storage(opt, self.vkdev) else 4)
+                rows = max(1, min(len(b), self.vkdev.info.max_storage_buffer_range() // max(row_bytes, 1)))
+            self.B_slices = [(n0, cmd.record_upload(b[n0:n0 + rows], opt)) for n0 in range(0, len(b), rows)]
+            self.B_gpu = self.B_slices[0][1] if len(self.B_slices) == 1 else None
         self.C_gpu = cmd.record_upload(np.ascontiguousarray(self.C_data), opt) if self.C_data is not None else None
         return 0
 
     def forward_gpu(self, bottoms, cmd, opt):
         self._check_inputs(bottoms)
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
-        fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_gpu.scalar_size() == 2
+        fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes
         if self.constantA:
             m, k = self.A_mat.shape
@@ -184,6 +196,9 @@ class Gemm(Layer):
         if self.constantB:
             kb, n = self.B_mat.shape
             b = GemmOperand(self.B_gpu, 1, kb) if self.transB else GemmOperand(self.B_gpu, n, 1)
+            if len(self.B_slices) > 1 and (self.output_transpose or self.output_N1M):
+                raise GpuError(f"Gemm {self.name!r}: its {n} x {kb} weights exceed the device's storage-buffer "
+                               f"range and are cut into slices, which a transposed or N1M output cannot take")
         else:
             rows, cols, mat = self._gpu_matrix(blobs.pop(0), "B")
             kb, n = (cols, rows) if self.transB else (rows, cols)
@@ -211,7 +226,8 @@ class Gemm(Layer):
             # a decode step's product: one row times constant weight rows, read once at memory
             # speed by the matrix-vector kernel (C, where present, is the per-column bias)
             top = VkMat.for_numpy_shape((1, n), 1, 2 if fp16 else 4, cmd.blob_allocator(opt))
-            record_gemv(self, cmd, fp16, a.mat, self.B_gpu, c.mat if c is not None else None, top, 0, k)
+            for n0, weight in self.B_slices:
+                record_gemv(self, cmd, fp16, a.mat, weight, c.mat if c is not None else None, top, n0, k)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m
@@ -224,8 +240,14 @@ class Gemm(Layer):
         check_alloc(opt, shape, scalar, "the product")
         top = VkMat.for_numpy_shape(shape, ep, scalar, cmd.blob_allocator(opt))
         out = GemmOperand(top, n * ep, ep, elempack=ep)
-        record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta,
-                    fp16_arithmetic=arithmetic_fp16(opt, fp16))
+        arith = arithmetic_fp16(opt, fp16)
+        if len(self.B_slices) > 1:  # weight rows in slices: each gives a block of output columns
+            for n0, weight in self.B_slices:
+                cols = weight.numpy_shape()[0]
+                record_gemm(self, cmd, fp16, m, cols, k, a, GemmOperand(weight, 1, k), _columns_from(c, n0),
+                            _columns_from(out, n0), alpha=self.alpha, beta=self.beta, fp16_arithmetic=arith)
+            return [top]
+        record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta, fp16_arithmetic=arith)
         return [top]
 
     def _one_row_of_weights(self, m: int, k: int, c) -> bool:
@@ -260,3 +282,10 @@ class Gemm(Layer):
         elif x.ndim != 2:
             raise ShapeError(f"Gemm operand {name} must be 2-D (or 3-D with h == 1), got {x.shape}")
         return x.T if transposed else x
+
+
+def _columns_from(op: GemmOperand | None, n0: int) -> GemmOperand | None:
+    """The operand's view from output column n0 on (None stays None)."""
+    if op is None:
+        return None
+    return GemmOperand(op.mat, op.s_row, op.s_col, off=op.off + n0 * op.s_col, elempack=op.elempack)
