@@ -2,8 +2,11 @@
 
 A batched blob is a numpy array with the batch axis in front, (n,) + the item's shape,
 and its n recorded beside it by the extractor. As in ncnn, a layer that declares
-`support_batch` sees the whole batch (`forward_cpu_batch`); every other layer runs once
-per item, unbatched blobs given whole to each item, and its outputs are stacked back.
+`support_batch` sees the whole batch (`forward_cpu_batch`); so does one marked
+`batch_native` (a layer whose result for the stacked batch is by construction the stack of
+its per-item results: InnerProduct folds the items into its matrix rows, elementwise
+activations see one bigger array). Every other layer runs once per item, unbatched blobs
+given whole to each item, and its outputs are stacked back.
 Unlike ncnn, items whose outputs differ in shape (a detection layer keeping a different
 number of boxes per image) are an error naming the layer, not a buffer overrun.
 """
@@ -50,6 +53,10 @@ def forward_batched(layer: Layer, bottoms: list[np.ndarray], sizes: list[int],
     if getattr(layer, "support_batch", False) and hasattr(layer, "forward_cpu_batch"):
         # also for n == 1: such a layer may make a batch (Reshape moving rows to the batch axis)
         return layer.forward_cpu_batch(bottoms, sizes, opt)
+    if n > 1 and getattr(layer, "batch_native", False):
+        tops = layer.forward_cpu_batch(bottoms, sizes, opt)
+        if tops is not None:  # None: this input's layout has no batched form, run per item
+            return tops, [n] * len(tops)
     per_item = [layer.forward_cpu([item(x, s, b) for x, s in zip(bottoms, sizes)], opt) for b in range(n)]
     tops = [stack_items(f"layer {layer.name!r} ({layer.type}) top {t}", [outs[t] for outs in per_item])
             for t in range(len(per_item[0]))]

@@ -30,6 +30,11 @@ from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 
+# batch_native crossover, numpy, 2 threads (docs/perf-notes.md, "Batched blobs"): a weight of up to
+# 512x512 values gains from one product at any batch; a larger one from 16 rows on
+BATCH_GEMV_WEIGHTS = 512 * 512
+BATCH_MIN_ROWS = 16
+
 
 @register_layer("InnerProduct")
 class InnerProduct(Layer):
@@ -104,6 +109,26 @@ class InnerProduct(Layer):
                 out = gemm.innerproduct(rows.astype(np.float32, copy=False), self.weight_data, self.bias_data)
         out = fused_activation(out, self.activation_type, self.activation_params)
         return [out if x.ndim == 2 and x.shape[1] == self.num_input else out.reshape(-1)]
+
+    batch_native = True
+
+    def forward_cpu_batch(self, bottoms, sizes, opt):
+        """A batch of n items folded into the rows of one matrix product: each output row
+        depends on its input row alone, so the result is the stack of the per-item ones."""
+        x, n = bottoms[0], sizes[0]
+        item = x.shape[1:]
+        rows = n * item[0] if len(item) == 2 and item[1] == self.num_input else n
+        if self.weight_data.size > BATCH_GEMV_WEIGHTS and rows < BATCH_MIN_ROWS:
+            # a few rows times a large weight: BLAS packs the whole weight for a matrix
+            # product, while one matrix-vector product per item streams it once each, which
+            # was faster below 16 rows (1280->1000: 8 rows 0.45 ms as one product, 0.34 ms per item)
+            return None
+        if len(item) == 2 and item[1] == self.num_input:  # each item a 2-D batch of rows
+            out = self.forward_cpu([x.reshape(-1, self.num_input)], opt)[0]
+            return [out.reshape(n, item[0], -1)]
+        if x.size == n * self.num_input:  # each item one vector, whatever its dims
+            return [self.forward_cpu([x.reshape(n, self.num_input)], opt)[0]]
+        return None  # per item, whose forward names the mismatch
 
     # -- GPU -----------------------------------------------------------------------------------
     def upload_model(self, cmd, opt) -> int:

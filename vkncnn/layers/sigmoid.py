@@ -3,11 +3,11 @@
 from vkncnn.cpu_fallback import activation
 from vkncnn.gpu.ops import elementwise
 from vkncnn.layer import register_layer
-from vkncnn.layers.common.unary import UnaryLayer
+from vkncnn.layers.common.unary import ElementwiseBatch, UnaryLayer
 
 
 @register_layer("Sigmoid")
-class Sigmoid(UnaryLayer):
+class Sigmoid(ElementwiseBatch, UnaryLayer):
     gpu_op = elementwise.SIGMOID
 
     def forward_cpu(self, bottoms, opt):

@@ -32,3 +32,13 @@ class UnaryLayer(Layer):
 
     def forward_gpu(self, bottoms, cmd, opt):
         return [self._unary.forward(bottoms[0], cmd, opt)]
+
+
+class ElementwiseBatch:
+    """Mixin for a UnaryLayer whose forward_cpu maps every value alone, whatever the shape:
+    the stacked batch is then one bigger array, one call instead of one per item."""
+
+    batch_native = True
+
+    def forward_cpu_batch(self, bottoms, sizes, opt):
+        return self.forward_cpu(bottoms, opt)
