@@ -60,7 +60,7 @@ class VkncnnRunner:
         o = self.net.opt
         o.use_vulkan_compute = args.gpu
         o.num_threads = args.threads
-        _precision(o, args)
+        set_precision(o, args.fp16, args.fp16_arithmetic, args.coopmat)
         if args.gpu:
             self.net.set_vulkan_device(args.device)
         self.net.load_param(param)
@@ -140,7 +140,7 @@ class NcnnRunner:
         o = self.net.opt
         o.use_vulkan_compute = args.gpu
         o.num_threads = args.threads
-        _precision(o, args)
+        set_precision(o, args.fp16, args.fp16_arithmetic, args.coopmat)
         o.use_bf16_storage = False
         if args.gpu:
             self.net.set_vulkan_device(args.device)
@@ -170,10 +170,6 @@ def set_precision(opt, fp16: bool, fp16_arithmetic: bool = True, coopmat: bool =
         # ncnn's kernels take cooperative matrices only with fp16 storage or packing
         raise CommandError("--no-coopmat: this ncnn Python module has no opt.use_cooperative_matrix, so its "
                            "fp16 kernels keep the tensor cores; --fp32 runs both runtimes without them")
-
-
-def _precision(opt, args) -> None:
-    set_precision(opt, args.fp16, args.fp16_arithmetic, args.coopmat)
 
 
 def _mat(mat_class, x, batch: int):

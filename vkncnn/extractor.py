@@ -100,9 +100,7 @@ class Extractor:
         run_deferred_releases()
         self._blobs.clear()
         self._batch.clear()
-        items, self._items = self._items, None
-        for twin in items or ():
-            twin.clear()
+        self._drop_items()
         self._pending_consumers.clear()
         state, self._gpu = self._gpu, None
         if state is not None:
@@ -188,10 +186,8 @@ class Extractor:
                 twin._blobs[index] = item(data, n, b)
                 if twin._gpu is not None:
                     twin._gpu.forget(index)
-        elif self._items is not None:  # another batch size: items are made afresh from the blobs held
-            items, self._items = self._items, None
-            for twin in items:
-                twin.clear()
+        else:  # another batch size: items are made afresh from the blobs held
+            self._drop_items()
         return 0
 
     def _input_device(self, index: int, vkmat) -> int:
@@ -201,14 +197,17 @@ class Extractor:
                                     "(opt.use_vulkan_compute and a Vulkan device); give a Mat")
         if vkmat.allocator is not None and getattr(vkmat.allocator, "vkdev", None) is not self.net.gpu.vkdev:
             raise ArgumentError(f"input({name!r}): the VkMat lives on another Vulkan device than the net's")
-        if self._items is not None:
-            items, self._items = self._items, None
-            for twin in items:
-                twin.clear()
+        self._drop_items()
         self._blobs.pop(index, None)
         self._set_batch(index, 1)
         self._gpu_state().input_device(index, vkmat)
         return 0
+
+    def _drop_items(self) -> None:
+        """Forget the per-item extractors of a batch (and what they computed)."""
+        items, self._items = self._items, None
+        for twin in items or ():
+            twin.clear()
 
     def extract(self, blob: str | int, *args: Mat | int, type: int = 0) -> tuple[int, Mat] | int:
         """(0, Mat) for a blob; `extract(name, mat)` fills `mat` and returns 0, as pyncnn.

@@ -116,7 +116,7 @@ def _sanitize_options(opt, vkdev) -> None:
         opt.use_fp16_arithmetic = False
     opt.use_bf16_storage = False
     opt.use_bf16_packed = False
-    if not vkdev.info.support_cooperative_matrix():
+    if not info.support_cooperative_matrix():
         opt.use_cooperative_matrix = False
 
 
