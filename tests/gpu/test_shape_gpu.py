@@ -103,6 +103,15 @@ def test_permute(shape):
         check("Permute", {0: order}, [x])
 
 
+@pytest.mark.parametrize("shape", [(8, 1, 6), (1, 14, 64), (14, 1, 64), (4, 1, 1, 6), (1, 8, 3, 1)], ids=ids)
+def test_permute_moving_axes_of_size_one(shape):
+    """Orders that move only axes of size 1 keep C order: the GPU path gives a view where the
+    bytes agree (a decode step's one token), a copy where packing or channel padding differ."""
+    x = rand(*shape)
+    for order in range({3: 6, 4: 24}[len(shape)]):
+        check("Permute", {0: order}, [x])
+
+
 @pytest.mark.parametrize("shape", SHAPES, ids=ids)
 def test_concat(shape):
     nd = len(shape)

@@ -41,15 +41,19 @@ def test_rotaryembed(interleaved, heads, seq, dim):
     check_layer("RotaryEmbed", {0: interleaved}, [], [rand(heads, seq, dim), np.cos(ang), np.sin(ang)])
 
 
-@pytest.mark.parametrize("heads,groups,src,dst,d,dv", [(4, 4, 5, 5, 8, 8), (4, 2, 3, 3, 16, 8), (2, 1, 1, 6, 8, 4)])
+# src <= 4 query rows take the GPU's split-sum P x V kernel (dst 130: more keys than its
+# workgroup, dv 6: a partial column block), longer ones the 4 x 4 block kernel
+@pytest.mark.parametrize("heads,groups,src,dst,d,dv", [(4, 4, 5, 5, 8, 8), (4, 2, 3, 3, 16, 8), (2, 1, 1, 6, 8, 4),
+                                                       (6, 2, 2, 130, 8, 6)])
 @pytest.mark.parametrize("mask", [0, 1])
 @pytest.mark.parametrize("scale", [0.0, 0.3])
-def test_sdpa(heads, groups, src, dst, d, dv, mask, scale):
+@pytest.mark.parametrize("gpu", [False, True])
+def test_sdpa(heads, groups, src, dst, d, dv, mask, scale, gpu):
     ins = [rand(heads, src, d, seed=1), rand(groups, dst, d, seed=2), rand(groups, dst, dv, seed=3)]
     if mask:
         m = np.triu(np.full((src, dst), -1e9, np.float32), k=dst - src + 1)
         ins.append(m)
-    check_layer("SDPA", {5: mask, 6: scale}, [], ins)
+    check_layer("SDPA", {5: mask, 6: scale}, [], ins, gpu=gpu)
 
 
 @pytest.mark.parametrize("mask", [0, 1])

@@ -63,6 +63,9 @@ class Permute(Layer):
         if axes == tuple(range(len(in_shape))):
             return [gather.view(x, in_shape)]
         out_shape = tuple(in_shape[a] for a in axes)
+        moved = [a for a in axes if in_shape[a] != 1]
+        if moved == sorted(moved):  # only axes of size 1 move (a decode step's one token): C order
+            return [gather.reshape_to(x, out_shape, cmd, opt)]  # is unchanged, a view where bytes agree
         in_strides = gather.c_strides(in_shape)
         top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt), x.scalar_size(), cmd, opt)
         gather.record_strided_copy(cmd, x, top, out_shape, [in_strides[a] for a in axes],

@@ -28,6 +28,11 @@ from vkncnn.memory_budget import check_alloc
 
 SCORES_BYTES = 64 << 20  # the fp32 score buffer of one chunk of heads stays below this
 SOFTMAX_PER_THREAD_MAX_LEN = 256  # score rows up to this long: one invocation each
+# Up to this many query rows (decode steps), P x V splits each output's sum over the keys
+# across a workgroup of PV_SPLIT_LOCAL (sdpa_pv_split.comp): the 4 x 4 block kernel would
+# give the few outputs one long serial loop each (docs/perf-notes.md).
+PV_SPLIT_MAX_ROWS = 4
+PV_SPLIT_LOCAL = 64
 
 
 @register_layer("SDPA")
@@ -92,6 +97,7 @@ class SDPA(Layer):
         # each qk / pv invocation computes a 4 x 4 block
         self.qk = make("sdpa_qk", (16, 4, 1), [1 if self.attn_mask else 0])
         self.pv = make("sdpa_pv", (16, 4, 1))
+        self.pv_split = make("sdpa_pv_split", (PV_SPLIT_LOCAL, 1, 1))  # a workgroup per 4 outputs
         self.softmax_rows = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [1])   # an invocation per row
         self.softmax_group = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [0])  # a workgroup per row
         self.kvcat = make("sdpa_kvcat", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
@@ -182,8 +188,12 @@ class SDPA(Layer):
             cmd.record_pipeline(self.qk, [q, k, mask, scores], [src, dst, d, per_group, head0, n, mask_cstep, scale],
                                 (-(-dst // 4), -(-src // 4), n))
             self._record_softmax(cmd, scores, n * src, dst)
-            cmd.record_pipeline(self.pv, [scores, v, out], [src, dst, dv, per_group, head0, n],
-                                (-(-dv // 4), -(-src // 4), n))
+            constants = [src, dst, dv, per_group, head0, n]
+            if src <= PV_SPLIT_MAX_ROWS:
+                cmd.record_pipeline(self.pv_split, [scores, v, out], constants,
+                                    (PV_SPLIT_LOCAL * -(-dv // 4), src, n))
+            else:
+                cmd.record_pipeline(self.pv, [scores, v, out], constants, (-(-dv // 4), -(-src // 4), n))
         scores.release()
         return [out] + tops
 
