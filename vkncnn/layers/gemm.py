@@ -23,7 +23,7 @@ import numpy as np
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import GpuError, ParamError, ShapeError, WeightError
 from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16
-from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv
+from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv, upload_row_slices
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
@@ -172,11 +172,10 @@ class Gemm(Layer):
         self.B_gpu, self.B_slices = None, []
         if self.B_data is not None:
             b = np.ascontiguousarray(self.B_data)
-            rows = len(b)
             if self.transB:
-                row_bytes = b.shape[1] * (2 if use_fp16_storage(opt, self.vkdev) else 4)
-                rows = max(1, min(len(b), self.vkdev.info.max_storage_buffer_range() // max(row_bytes, 1)))
-            self.B_slices = [(n0, cmd.record_upload(b[n0:n0 + rows], opt)) for n0 in range(0, len(b), rows)]
+                self.B_slices = upload_row_slices(cmd, opt, b, use_fp16_storage(opt, self.vkdev))
+            else:
+                self.B_slices = [(0, cmd.record_upload(b, opt))]
             self.B_gpu = self.B_slices[0][1] if len(self.B_slices) == 1 else None
         self.C_gpu = cmd.record_upload(np.ascontiguousarray(self.C_data), opt) if self.C_data is not None else None
         return 0
@@ -244,8 +243,9 @@ class Gemm(Layer):
         if len(self.B_slices) > 1:  # weight rows in slices: each gives a block of output columns
             for n0, weight in self.B_slices:
                 cols = weight.numpy_shape()[0]
-                record_gemm(self, cmd, fp16, m, cols, k, a, GemmOperand(weight, 1, k), _columns_from(c, n0),
-                            _columns_from(out, n0), alpha=self.alpha, beta=self.beta, fp16_arithmetic=arith)
+                c_cols = c.from_column(n0) if c is not None else None
+                record_gemm(self, cmd, fp16, m, cols, k, a, GemmOperand(weight, 1, k), c_cols, out.from_column(n0),
+                            alpha=self.alpha, beta=self.beta, fp16_arithmetic=arith)
             return [top]
         record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta, fp16_arithmetic=arith)
         return [top]
@@ -283,9 +283,3 @@ class Gemm(Layer):
             raise ShapeError(f"Gemm operand {name} must be 2-D (or 3-D with h == 1), got {x.shape}")
         return x.T if transposed else x
 
-
-def _columns_from(op: GemmOperand | None, n0: int) -> GemmOperand | None:
-    """The operand's view from output column n0 on (None stays None)."""
-    if op is None:
-        return None
-    return GemmOperand(op.mat, op.s_row, op.s_col, off=op.off + n0 * op.s_col, elempack=op.elempack)

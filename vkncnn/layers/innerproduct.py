@@ -26,7 +26,7 @@ from vkncnn.gpu.ops.dispatch_options import (
     out_elempack,
     storage_is_fp16,
 )
-from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv
+from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv, upload_row_slices
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 
@@ -135,11 +135,7 @@ class InnerProduct(Layer):
         """Weight rows (num_output, num_input) as stored, cut into slices of output rows when
         the whole matrix would exceed the device's storage-buffer range (VGG's fc6 does on
         many devices); each slice is then one dispatch."""
-        limit = self.vkdev.info.max_storage_buffer_range()
-        row_bytes = self.num_input * (2 if use_fp16_storage(opt, self.vkdev) else 4)
-        rows = max(1, min(self.num_output, limit // max(row_bytes, 1)))
-        self.weight_gpu = [(n0, cmd.record_upload(self.weight_data[n0:n0 + rows], opt))
-                           for n0 in range(0, self.num_output, rows)]
+        self.weight_gpu = upload_row_slices(cmd, opt, self.weight_data, use_fp16_storage(opt, self.vkdev))
         self.bias_gpu = cmd.record_upload(self.bias_data, opt) if self.bias_data is not None else None
         return 0
 
@@ -175,8 +171,7 @@ class InnerProduct(Layer):
         for n0, weight in self.weight_gpu:
             rows = weight.numpy_shape()[0]
             bias = GemmOperand(self.bias_gpu, 0, 1, off=n0) if self.bias_gpu is not None else None
-            chunk_out = GemmOperand(out.mat, out.s_row, out.s_col, off=n0 * out.s_col, elempack=out.elempack)
             # B(k, n) = W[n][k]: k is contiguous, the matrix-vector kernel reads W once, coalesced
             record_gemm(self, cmd, fp16, m, rows, self.num_input, a, GemmOperand(weight, 1, self.num_input),
-                        bias, chunk_out, activation=act, fp16_arithmetic=arithmetic_fp16(opt, fp16))
+                        bias, out.from_column(n0), activation=act, fp16_arithmetic=arithmetic_fp16(opt, fp16))
         return [top]

@@ -34,6 +34,21 @@ class GemmOperand:
     def push(self) -> list:
         return [self.off, self.s_row, self.s_col, self.s_bh, self.s_bl]
 
+    def from_column(self, n0: int) -> GemmOperand:
+        """The same operand seen from column n0 on: where a slice of weight rows writes."""
+        return GemmOperand(self.mat, self.s_row, self.s_col, self.s_bh, self.s_bl, self.off + n0 * self.s_col,
+                           self.elempack)
+
+
+def upload_row_slices(cmd, opt, weights, fp16: bool) -> list[tuple[int, object]]:
+    """Weight rows (n, k) uploaded as (first row, VkMat) slices, each within the device's
+    storage-buffer range (VGG's fc6 and an LLM's proj_out exceed it on many devices, lavapipe
+    and phones bind at most 128 MiB); each slice is then one dispatch."""
+    limit = cmd.vkdev.info.max_storage_buffer_range()
+    row_bytes = weights.shape[1] * (2 if fp16 else 4)
+    rows = max(1, min(len(weights), limit // max(row_bytes, 1)))
+    return [(n0, cmd.record_upload(weights[n0:n0 + rows], opt)) for n0 in range(0, len(weights), rows)]
+
 
 def gemm_tile(m: int, n: int, cap: int = 256) -> tuple[int, int]:
     """Workgroup (lx, ly) of the tiled kernels (gemm.comp MODE 0, convolution.comp with TM=4):
