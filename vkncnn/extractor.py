@@ -252,6 +252,11 @@ class Extractor:
         """The blob's values, on the path the options and the net choose."""
         n = max(self._batch.values(), default=1)
         if n > 1 and not self.net.graph.has_batch_layers():
+            if self._use_gpu() and self._items is None:
+                data = self._gpu_state().extract_batch(index, n)  # None: not as one plan
+                if data is not None:
+                    self._batch[index] = n
+                    return data
             return self._extract_items(index, n)
         if n > 1 and self._use_gpu():
             # a layer that moves the batch between axes (Reshape 12=/13=) needs every item at
@@ -286,7 +291,7 @@ class Extractor:
 
     def _gpu_state(self):
         if self._gpu is None:
-            self._gpu = self.net.gpu.new_extractor_state(self._blobs, self._opt)
+            self._gpu = self.net.gpu.new_extractor_state(self._blobs, self._batch, self._opt)
         return self._gpu
 
     def _forward_cpu(self, target: int) -> np.ndarray:

@@ -285,7 +285,7 @@ ReLU post 1 1 s y 0={slope}
 def test_relu_after_eltwise_is_fused_and_the_sum_stays_extractable(monkeypatch, slope):
     """The planner folds `post` into the Eltwise's dispatch (one dispatch fewer); the
     un-activated sum `s` is never stored, so extracting it afterwards computes it afresh."""
-    import vkncnn.gpu.planner as runtime
+    import vkncnn.gpu.plan_recorder as runtime
     from vkncnn.gpu.fusion import Fusions
 
     x = np.random.default_rng(1).uniform(-1, 1, (8, 5, 6)).astype(np.float32)
@@ -324,7 +324,7 @@ def test_residual_sum_and_relu_fold_into_the_convolution(monkeypatch, tmp_path, 
     output and the sum stay extractable."""
     import vkncnn.gpu.ops.convolution as gpu_conv
     import vkncnn.gpu.ops.winograd_convolution as gpu_winograd
-    import vkncnn.gpu.planner as runtime
+    import vkncnn.gpu.plan_recorder as runtime
     from vkncnn.gpu.fusion import Fusions
 
     if kernel == "winograd":
@@ -375,7 +375,7 @@ _NOT_FOLDED_TAIL = {
 @pytest.mark.parametrize("case", sorted(_NOT_FOLDED_TAIL))
 def test_residual_sums_that_must_not_fold(monkeypatch, tmp_path, case):
     """No residual folding where its conditions fail; the results stay the numpy path's."""
-    import vkncnn.gpu.planner as runtime
+    import vkncnn.gpu.plan_recorder as runtime
 
     act, tail, layers, blobs = _NOT_FOLDED_TAIL[case]
     text = (f"7767517\n{layers} {blobs}\nInput in 0 1 x\nSplit sp 1 2 x x1 x2\n"

@@ -446,27 +446,28 @@ def test_dependent_dispatches_and_buffer_reuse(dev):
 
 def test_barrier_tracker_hazard_rules(monkeypatch):
     emitted = []
-    monkeypatch.setattr(BarrierTracker, "_emit", staticmethod(lambda cb, s, d, needed: emitted.append(
-        (s, d, [(bm.key, sa, da) for bm, sa, da in needed]))))
+    monkeypatch.setattr(BarrierTracker, "_emit", lambda self, cb, s, d, sa, da: emitted.append((s, sa)))
 
     class BM:
         def __init__(self, key):
             self.key = key
 
-    t, a, b = BarrierTracker(), BM(1), BM(2)
+    t, a, b, c = BarrierTracker(), BM(1), BM(2), BM(3)
     t.access(None, [(a, TRANSFER, 0, TRANSFER_WRITE)])          # first write: nothing before it
     assert emitted == []
     t.access(None, [(a, COMPUTE, SHADER_READ, 0), (b, COMPUTE, 0, SHADER_WRITE)])  # RAW on a
-    assert emitted[-1] == (TRANSFER, COMPUTE, [(1, TRANSFER_WRITE, SHADER_READ)])
+    assert emitted[-1] == (TRANSFER, TRANSFER_WRITE)
     t.access(None, [(a, COMPUTE, SHADER_READ, 0)])              # read after read: no barrier
+    t.access(None, [(c, COMPUTE, 0, SHADER_WRITE)])             # an independent write: none either
+    t.access(None, [(a, TRANSFER, TRANSFER_READ, 0)])           # a's write is visible to every stage now
     assert len(emitted) == 1
-    t.access(None, [(a, TRANSFER, TRANSFER_READ, 0)])           # same write, new reader: RAW again
-    assert emitted[-1] == (TRANSFER, TRANSFER, [(1, TRANSFER_WRITE, TRANSFER_READ)])
-    t.access(None, [(a, COMPUTE, 0, SHADER_WRITE)])             # WAR: wait for both readers
-    assert emitted[-1] == (COMPUTE | TRANSFER, COMPUTE, [(1, TRANSFER_WRITE, SHADER_WRITE)])
-    t.access(None, [(b, TRANSFER, 0, TRANSFER_WRITE)])          # WAW on b
-    assert emitted[-1] == (COMPUTE, TRANSFER, [(2, SHADER_WRITE, TRANSFER_WRITE)])
-    assert len(emitted) == 4
+    t.access(None, [(a, COMPUTE, 0, SHADER_WRITE)])             # WAR on a: waits for every pending access
+    assert emitted[-1] == (COMPUTE | TRANSFER, SHADER_WRITE)
+    t.access(None, [(c, COMPUTE, SHADER_READ, 0), (b, TRANSFER, TRANSFER_READ, 0)])  # made visible by it
+    assert len(emitted) == 2
+    t.access(None, [(a, TRANSFER, 0, TRANSFER_WRITE)])          # WAW on a
+    assert emitted[-1] == (COMPUTE | TRANSFER, SHADER_WRITE)
+    assert len(emitted) == 3
 
 
 @needs_gpu

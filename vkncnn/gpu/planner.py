@@ -9,6 +9,9 @@ and a device exists) and prepares its layers for it. Each Extractor then gets a
 * a layer without a shader (or a custom Python layer) becomes a host step:
   its inputs are downloaded, it runs on numpy, its outputs are uploaded again
   for the next GPU layer, all inside the same plan;
+* a batch (inputs with Mat.n > 1) is one plan too: each item recorded into its own lane
+  of the same command buffer, interleaved so that the items run concurrently
+  (plan_recorder.py);
 * the plan is kept, keyed by the input shapes, the requested blob and what was
   already computed. The next extract with the same key (the next inference)
   only refreshes the input uploads and replays the recorded command buffers:
@@ -20,22 +23,17 @@ and a device exists) and prepares its layers for it. Each Extractor then gets a
 
 from __future__ import annotations
 
-import itertools
 import threading
 from collections import OrderedDict
 
-import numpy as np
-
 from ..errors import GpuError, LayerError
 from ..graph import Graph
-from ..layer import layer_failure
 from ..log import logger, warn_once
-from .fusion import plan_fusions
+from .extractor_state import GpuExtractorState
 from .vulkan import instance, lifetime
-from .vulkan.allocator import VkBlobAllocator, VkWeightAllocator
-from .vulkan.command import HostSlot, ReplanNeeded, VkCompute, VkTransfer
+from .vulkan.allocator import VkWeightAllocator
+from .vulkan.command import VkTransfer
 from .vulkan.device_limits import KernelUnsupported
-from .vulkan.timestamps import LayerTimer
 
 MAX_PLANS_PER_NET = 8
 
@@ -120,10 +118,6 @@ def _sanitize_options(opt, vkdev) -> None:
         opt.use_cooperative_matrix = False
 
 
-# timestamps reserved per layer when a plan is profiled by dispatch (bench --profile dispatches)
-DISPATCHES_PER_LAYER = 8
-
-
 class NetGpu:
     """Per-Net GPU state: the device, uploaded weights and the cache of recorded plans.
 
@@ -151,6 +145,8 @@ class NetGpu:
         self.layer_times: dict[str, list[float]] = {}  # "Type name [shader]" -> microseconds per run
         # layers whose kernel does not fit the device (device_limits.KernelUnsupported), by id
         self.cpu_layers: set[int] = set()
+        # may a batch be one plan, its items interleaved? Not once a host step was met
+        self.batch_lanes = True
 
     def gpu_layer(self, layer) -> bool:
         return bool(layer.support_vulkan) and not (layer.featmask & 16) and id(layer) not in self.cpu_layers
@@ -250,11 +246,11 @@ class NetGpu:
         """Device memory held for this net: weights plus every cached or lent plan's buffers."""
         with self._plans_lock:
             plans = [plan for idle in self._idle.values() for plan in idle] + list(self._lent)
-            held = sum(p.allocator.bytes_held for p in plans)
+            held = sum(p.bytes_held for p in plans)
         return held + (self.weight_allocator.bytes_held if self.weight_allocator is not None else 0)
 
-    def new_extractor_state(self, blobs: dict, opt) -> GpuExtractorState:
-        return GpuExtractorState(self, blobs, opt)
+    def new_extractor_state(self, blobs: dict, batch: dict, opt) -> GpuExtractorState:
+        return GpuExtractorState(self, blobs, batch, opt)
 
     def release_plans(self) -> None:
         """Drop every cached plan not in use (the next extracts record afresh)."""
@@ -281,311 +277,3 @@ class NetGpu:
             self.weight_allocator = None
         if not self.vkdev.destroyed:
             self.vkdev.trim_pools()
-
-
-class Plan:
-    """One recorded extract: its VkCompute, input slots, downloads and the blobs it made."""
-
-    _serials = itertools.count()  # never reused, unlike id(): later plans' keys name earlier ones
-
-    def __init__(self, key, cmd, allocator) -> None:
-        self.serial = next(Plan._serials)
-        self.key = key
-        self.cmd = cmd
-        self.allocator = allocator
-        self.input_slots: dict[int, object] = {}
-        self.download = None
-        self.device_blobs: dict[int, object] = {}
-        self.in_use = True
-        self.cacheable = True
-        self.released = False
-        self.timer = None  # a LayerTimer when the net is profiled
-
-    def release(self) -> None:
-        """Free the plan's command buffers and every buffer it made, in use or pooled:
-        once a plan is dropped nothing can read its blobs any more."""
-        if self.released:
-            return
-        self.released = True
-        self.cmd.release()
-        if self.cmd.abandoned:
-            lifetime.keep_forever(self.allocator)  # the GPU may still be using the plan's buffers
-            return
-        if self.timer is not None:
-            self.timer.destroy()
-        self.allocator.free_all()
-        self.device_blobs = {}
-
-
-class GpuExtractorState:
-    """What one Extractor holds on the GPU: the plans lent to it and their device blobs.
-
-    It shares the extractor's host blobs and options but holds no reference to the
-    extractor itself: dropping an extractor frees it by reference counting, at once, and
-    its finalizer can hand this state's plans back to the net.
-    """
-
-    def __init__(self, netgpu: NetGpu, blobs: dict, opt) -> None:
-        self.netgpu = netgpu
-        self.blobs = blobs  # the extractor's host blobs (inputs, results), shared, not copied
-        self.opt = opt
-        self.plans: list[Plan] = []
-        self.device_blobs: dict[int, object] = {}
-        self.device_inputs: dict[int, object] = {}  # VkMats given as inputs: read (and written) in place
-
-    def forget(self, blob_index: int) -> None:
-        """A new input replaces this blob: its device copy is stale (blobs computed from it
-        stay, as an ncnn extractor keeps what it computed)."""
-        self.device_blobs.pop(blob_index, None)
-        self.device_inputs.pop(blob_index, None)
-
-    def input_device(self, blob_index: int, vkmat) -> None:
-        """Feed a VkMat on this net's device to a blob: layers read it where it is, no upload."""
-        self.forget(blob_index)
-        self.device_blobs[blob_index] = self.device_inputs[blob_index] = vkmat
-
-    def release(self) -> None:
-        plans, self.plans = self.plans, []
-        self.device_blobs = {}
-        self.device_inputs = {}
-        self.netgpu.return_plans(plans)
-
-    # -- extract ----------------------------------------------------------------------------
-    def _key(self, target: int):
-        """What a recorded plan depends on: the target, the input shapes, and the earlier
-        plans of this extractor whose device blobs it reads (by serial: their buffers)."""
-        host = tuple(sorted((bi, a.shape, a.dtype.str) for bi, a in self.blobs.items()))
-        earlier = tuple(plan.serial for plan in self.plans)
-        given = tuple(sorted((bi, v.binding_key()) for bi, v in self.device_inputs.items()))
-        return (target, host, earlier, tuple(sorted(self.device_blobs)), given, self._opt_key())
-
-    def _opt_key(self):
-        o = self.opt
-        # the budget too: layers check it while recording, a replay checks nothing
-        return (o.use_fp16_storage, o.use_packing_layout, o.lightmode, o.use_cooperative_matrix,
-                getattr(o, "memory_budget", 0))
-
-    def extract(self, target: int) -> np.ndarray:
-        if target in self.blobs:
-            return self.blobs[target]
-        key = self._key(target)
-        plan = self.netgpu.checkout_plan(key)
-        if plan is not None:
-            try:
-                self._replay(plan)
-                self.netgpu.count_replay()
-            except ReplanNeeded:
-                plan.cacheable = False
-                self.netgpu.return_plans([plan])
-                plan = None
-            except BaseException:
-                plan.cacheable = False  # stopped part way: its blobs are not to be trusted
-                self.netgpu.return_plans([plan])
-                raise
-        if plan is None:
-            plan = self._record(key, target)
-            self.netgpu.count_record()
-        self.plans.append(plan)
-        self.device_blobs.update(plan.device_blobs)
-        if plan.timer is not None:
-            run: dict[str, float] = {}  # a label met twice in one run (a shader a layer dispatches twice) sums
-            for label, us in plan.timer.durations():
-                run[label] = run.get(label, 0.0) + us
-            for label, us in run.items():
-                self.netgpu.layer_times.setdefault(label, []).append(us)
-        return plan.download.array
-
-    def _replay(self, plan: Plan) -> None:
-        for bi, slot in plan.input_slots.items():
-            slot.array = self.blobs[bi]
-        plan.cmd.replay()
-
-    def _record(self, key, target: int) -> Plan:
-        vkdev = self.netgpu.vkdev
-        for _attempt in range(len(self.netgpu.graph.layers) + 1):
-            plan = Plan(key, VkCompute(vkdev), VkBlobAllocator(vkdev))
-            self.netgpu.lend_new_plan(plan)
-            try:
-                self._record_into(plan, target)
-                # a device input may get its buffer while the plan records (a KV cache's first
-                # writer sizes it): the plan is for the buffers it bound
-                plan.key = self._key(target)
-                return plan
-            except _LayerToCpu as moved:
-                # a kernel did not fit: record the whole plan again with that layer on the CPU
-                plan.cacheable = False
-                self.netgpu.return_plans([plan])
-                self.netgpu.run_on_cpu(moved.layer, moved.why)
-            except BaseException:
-                plan.cacheable = False  # half recorded: freed on return, never cached
-                self.netgpu.return_plans([plan])
-                raise
-        raise GpuError("recording a plan kept moving layers to the CPU")  # not reached: each try moves one
-
-    def _record_into(self, plan: Plan, target: int) -> None:
-        graph, vkdev = self.netgpu.graph, self.netgpu.vkdev
-        cmd, allocator = plan.cmd, plan.allocator
-        opt = self.opt.copy()
-        opt.blob_vkallocator = opt.workspace_vkallocator = allocator
-        cmd.use_cooperative_matrix = bool(opt.use_cooperative_matrix)
-        device = dict(self.device_blobs)  # VkMats from earlier plans: read, never released
-        host = dict(self.blobs)        # arrays (inputs, or CPU-layer outputs via slots)
-        host_slots: dict[int, HostSlot] = {}
-        owned: set[int] = set()
-        pending = {}
-
-        def host_slot(bi: int) -> HostSlot:
-            """The slot a host blob is read from; inputs' slots are refreshed at every replay."""
-            slot = host_slots.get(bi)
-            if slot is None:
-                slot = host_slots[bi] = HostSlot(host[bi])
-                if bi in self.blobs:
-                    plan.input_slots[bi] = slot
-            return slot
-
-        def on_device(bi: int, elempack: int):
-            v = device.get(bi)
-            if v is None:
-                v = device[bi] = cmd.record_upload(host_slot(bi), opt, elempack=elempack)
-                owned.add(bi)
-                return v
-            if v.elempack != elempack and elempack in (1, 4):
-                return vkdev.convert_packing(v, elempack, cmd, opt)
-            return v
-
-        def on_host(bi: int):
-            """A callable giving the blob's current host array when the step runs."""
-            if bi in host:
-                slot = host_slot(bi)
-                return lambda: slot.array
-            d = cmd.record_download(device[bi], opt, what=f"the host copy of blob {graph.blobs[bi].name!r}")
-            return lambda: d.array
-
-        schedule = graph.schedule(target, available=lambda bi: bi in device or bi in host)
-        fusions = plan_fusions(graph, schedule, target, self.netgpu.gpu_layer)
-        by_dispatch = self.netgpu.profile == "dispatches"
-        if self.netgpu.profile:
-            # by dispatch: room for DISPATCHES_PER_LAYER a layer on average (Winograd takes 3,
-            # split-K 2); marks past the pool's end are dropped, never wrong
-            per_layer = DISPATCHES_PER_LAYER if by_dispatch else 1
-            plan.timer = LayerTimer(vkdev, per_layer * len(schedule) + 2)
-            plan.timer.start(cmd)
-        for li in schedule:
-            layer = graph.layers[li]
-            if by_dispatch:
-                cmd.after_dispatch = (lambda name, label=f"{layer.type} {layer.name}":
-                                      plan.timer.mark(cmd, f"{label} {name}"))
-            if li in fusions.folded:
-                pass  # recorded inside the dispatch of the layer before it
-            elif self.netgpu.gpu_layer(layer):
-                bottoms = [on_device(bi, _wanted_elempack(layer, host.get(bi), device.get(bi), opt))
-                           for bi in layer.bottoms]
-                try:
-                    tops = self._record_gpu_layer(li, layer, bottoms, cmd, opt, fusions, on_device, host, device)
-                except KernelUnsupported as e:
-                    raise _LayerToCpu(layer, e) from e
-                except Exception as e:
-                    raise layer_failure(layer, e, "on GPU") from e
-                if len(tops) != len(layer.tops):
-                    raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, "
-                                     f"expected {len(layer.tops)}")
-                # a fused dispatch stores only the last folded layer's blob, never its own
-                for bi, v in zip(graph.layers[fusions.output_layer(li)].tops, tops):
-                    device[bi] = v
-                    owned.add(bi)
-                if plan.timer is not None and not by_dispatch:
-                    plan.timer.mark(cmd, f"{layer.type} {layer.name}")
-            else:
-                self._record_cpu_layer(layer, cmd, opt, on_host, host, host_slots)
-                if plan.timer is not None:
-                    # the host step's own mark: its time would otherwise fall to the next GPU layer
-                    plan.timer.mark(cmd, f"{layer.type} {layer.name}" + (" forward_cpu" if by_dispatch else ""))
-            if opt.lightmode:
-                self._release_consumed(li, device, owned, pending, target)
-        if target in device:
-            plan.download = cmd.record_download(device[target], opt,
-                                                what=f"the host copy of blob {graph.blobs[target].name!r}")
-        cmd.submit_and_wait()
-        vkdev.save_pipeline_cache()  # pipelines first made while recording
-        if plan.download is None:  # the target came out of a host (CPU) step
-            plan.download = _SlotView(host_slots[target])
-        plan.device_blobs = {bi: v for bi, v in device.items() if bi in owned}
-
-    def _record_gpu_layer(self, li, layer, bottoms, cmd, opt, fusions, on_device, host, device) -> list:
-        """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
-        layers = self.netgpu.graph.layers
-        if li in fusions.residual:
-            eltwise, other, act = fusions.residual[li]
-            pack = _wanted_elempack(layers[eltwise], host.get(other), device.get(other), opt)
-            spec = layers[act].activation_spec() if act is not None else None
-            return layer.forward_gpu(bottoms, cmd, opt, residual=on_device(other, pack), activation=spec)
-        if li in fusions.activation:
-            return layer.forward_gpu(bottoms, cmd, opt, activation=layers[fusions.activation[li]].activation_spec())
-        return layer.forward_gpu(bottoms, cmd, opt)
-
-    @staticmethod
-    def _record_cpu_layer(layer, cmd, opt, on_host, host, host_slots) -> None:
-        getters = [on_host(bi) for bi in layer.bottoms]
-        out_slots = [HostSlot(None) for _ in layer.tops]
-
-        def run() -> None:  # holds the plan's own options, nothing of the extractor
-            bottoms = [g() for g in getters]
-            try:
-                tops = layer.forward_cpu(bottoms, opt)
-            except Exception as e:
-                raise layer_failure(layer, e) from e
-            for slot, arr in zip(out_slots, tops):
-                # int8 tops (a requantizing int8 layer) stay int8 for the next int8 layer
-                keep = arr.dtype in (np.float32, np.int8)
-                slot.array = np.ascontiguousarray(arr if keep else arr.astype(np.float32))
-
-        cmd.record_host(run)
-        cmd.submit_and_wait()  # planning run: the outputs' shapes are needed to go on recording
-        for bi, slot in zip(layer.tops, out_slots):
-            host_slots[bi] = slot
-            host[bi] = slot.array
-
-    def _release_consumed(self, li, device, owned, pending, target) -> None:
-        graph = self.netgpu.graph
-        for bi in graph.layers[li].bottoms:
-            if bi == target or bi not in owned:
-                continue
-            left = pending.get(bi, len(graph.blobs[bi].consumers)) - 1
-            pending[bi] = left
-            if left <= 0 and bi in device:
-                device.pop(bi).release()
-                owned.discard(bi)
-
-
-class _LayerToCpu(Exception):
-    """Raised out of a half-recorded plan: `layer` must run on the CPU (why: KernelUnsupported)."""
-
-    def __init__(self, layer, why: KernelUnsupported) -> None:
-        super().__init__(str(why))
-        self.layer, self.why = layer, why
-
-
-class _SlotView:
-    """Looks like a Download for a target that a host step produced."""
-
-    def __init__(self, slot) -> None:
-        self._slot = slot
-
-    @property
-    def array(self):
-        return self._slot.array
-
-
-def _wanted_elempack(layer, host_array, vkmat, opt) -> int:
-    """ncnn's rule: pack4 when the layer supports it and the packing axis divides by 4."""
-    if not (opt.use_packing_layout and layer.support_vulkan_packing):
-        return 1
-    if layer.support_vulkan_any_packing and vkmat is not None:
-        return vkmat.elempack
-    if vkmat is not None:
-        axis = {1: vkmat.w, 2: vkmat.h}.get(vkmat.dims, vkmat.c) * vkmat.elempack
-    elif host_array is not None:
-        axis = host_array.shape[0]
-    else:
-        return 1
-    return 4 if axis % 4 == 0 else 1

@@ -48,79 +48,81 @@ class _State:
         self.visible: set = set()  # (stage, access) pairs the last write was made visible to
 
 
+# what a barrier makes visible: every stage and access a segment's commands use
+ALL_STAGES = COMPUTE | TRANSFER | HOST
+ALL_ACCESS = SHADER_READ | SHADER_WRITE | TRANSFER_READ | TRANSFER_WRITE | HOST_READ
+
+
 class BarrierTracker:
-    """Per-segment state of every buffer the segment touched."""
+    """Per-segment state of every buffer the segment touched.
+
+    A pipeline barrier waits for all earlier work of its source stages, whichever buffers
+    that work touched, so each barrier emitted here is a global one: it orders every
+    pending write and read before the command, and the state starts afresh. The commands
+    after it then need no barrier of their own until one reads or overwrites what a later
+    command wrote. That is what lets independent dispatches recorded back to back (the
+    items of a batch, interleaved by VkCompute's lanes) run concurrently: one barrier
+    per step of the batch, not one per item.
+    """
 
     def __init__(self) -> None:
         self._states: dict[int, _State] = {}
+        self.barriers = 0  # emitted in this recorder's life: tests read it
 
     def begin(self, cmdbuf) -> None:
         """Start of a segment: one global barrier after all earlier GPU work, fresh state."""
         self._states.clear()
-        ffi = vk.ffi
-        barrier = ffi.new("VkMemoryBarrier*", {
-            "sType": vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
-            "srcAccessMask": SHADER_WRITE | TRANSFER_WRITE,
-            "dstAccessMask": SHADER_READ | SHADER_WRITE | TRANSFER_READ | TRANSFER_WRITE})
-        vk.lib.vkCmdPipelineBarrier(cmdbuf, COMPUTE | TRANSFER, COMPUTE | TRANSFER, 0,
-                                    1, barrier, 0, ffi.NULL, 0, ffi.NULL)
+        self._emit(cmdbuf, COMPUTE | TRANSFER, COMPUTE | TRANSFER, SHADER_WRITE | TRANSFER_WRITE,
+                   SHADER_READ | SHADER_WRITE | TRANSFER_READ | TRANSFER_WRITE)
 
     def access(self, cmdbuf, accesses) -> None:
         """Record the barrier (if any) needed before one command's buffer accesses.
 
         accesses: iterable of (VkBufferMemory, stage, read access bits, write access bits).
-        One vkCmdPipelineBarrier covers them all.
         """
         merged: dict[int, list] = {}
         for bm, stage, read, write in accesses:
             entry = merged.get(bm.key)
             if entry is None:
-                merged[bm.key] = [bm, stage, read, write]
+                merged[bm.key] = [stage, read, write]
             else:  # the same buffer bound twice in one dispatch
-                entry[1] |= stage
-                entry[2] |= read
-                entry[3] |= write
-
-        needed = []
-        src_stages = dst_stages = 0
-        for bm, stage, read, write in merged.values():
-            state = self._states.get(bm.key)
+                entry[0] |= stage
+                entry[1] |= read
+                entry[2] |= write
+        if any(self._hazard(key, *entry) for key, entry in merged.items()):
+            self._barrier(cmdbuf)
+        for key, (stage, read, write) in merged.items():
+            state = self._states.get(key)
             if state is None:
-                state = self._states[bm.key] = _State()
-            src_stage = src_access = 0
-            raw = bool(read and state.write_stage and (stage, read) not in state.visible)
-            if raw or (write and state.write_stage):
-                src_stage |= state.write_stage
-                src_access |= state.write_access
-            if write and state.read_stages:
-                src_stage |= state.read_stages  # WAR: an execution dependency is enough
-            if src_stage:
-                needed.append((bm, src_access, read | write))
-                src_stages |= src_stage
-                dst_stages |= stage
+                state = self._states[key] = _State()
             if write:
                 state.write_stage, state.write_access = stage, write
                 state.read_stages = 0
                 state.visible = set()
             else:
                 state.read_stages |= stage
-                if raw:
-                    state.visible.add((stage, read))
-        if needed:
-            self._emit(cmdbuf, src_stages, dst_stages, needed)
+                state.visible.add((stage, read))
 
-    @staticmethod
-    def _emit(cmdbuf, src_stages: int, dst_stages: int, needed) -> None:
+    def _hazard(self, key: int, stage: int, read: int, write: int) -> bool:
+        state = self._states.get(key)
+        if state is None:
+            return False
+        raw = bool(read and state.write_stage and (stage, read) not in state.visible)
+        return raw or bool(write and (state.write_stage or state.read_stages))
+
+    def _barrier(self, cmdbuf) -> None:
+        """Wait for every pending write and read of the segment; make the writes visible."""
+        src_stages = src_access = 0
+        for state in self._states.values():
+            src_stages |= state.write_stage | state.read_stages
+            src_access |= state.write_access
+        self._states.clear()
+        self._emit(cmdbuf, src_stages, ALL_STAGES, src_access, ALL_ACCESS)
+
+    def _emit(self, cmdbuf, src_stages: int, dst_stages: int, src_access: int, dst_access: int) -> None:
+        self.barriers += 1
         ffi = vk.ffi
-        barriers = ffi.new("VkBufferMemoryBarrier[]", len(needed))
-        for b, (bm, src_access, dst_access) in zip(barriers, needed):
-            b.sType = vk.VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER
-            b.srcAccessMask = src_access
-            b.dstAccessMask = dst_access
-            b.srcQueueFamilyIndex = _QUEUE_FAMILY_IGNORED
-            b.dstQueueFamilyIndex = _QUEUE_FAMILY_IGNORED
-            b.buffer = bm.buffer
-            b.offset = bm.offset
-            b.size = bm.capacity
-        vk.lib.vkCmdPipelineBarrier(cmdbuf, src_stages, dst_stages, 0, 0, ffi.NULL,
-                                    len(needed), barriers, 0, ffi.NULL)
+        barrier = ffi.new("VkMemoryBarrier*", {
+            "sType": vk.VK_STRUCTURE_TYPE_MEMORY_BARRIER,
+            "srcAccessMask": src_access, "dstAccessMask": dst_access})
+        vk.lib.vkCmdPipelineBarrier(cmdbuf, src_stages, dst_stages, 0, 1, barrier, 0, ffi.NULL, 0, ffi.NULL)

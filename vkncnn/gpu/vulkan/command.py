@@ -105,6 +105,11 @@ class HostSlot:
         return f"<HostSlot {None if a is None else (a.shape, str(a.dtype))}>"
 
 
+class LanesUnsupported(GpuError):
+    """Something that must run in order (a host step, a submit, a timestamp) was recorded
+    while lanes were open: the caller records the items one by one instead."""
+
+
 class ReplanNeeded(Exception):
     """A HostSlot no longer matches the recording (shape/dtype): record the plan again."""
 
@@ -168,6 +173,8 @@ class VkCompute:
         self._steps: list = []
         self._segment: _GpuSegment | None = None
         self._next = 0                       # first step not run yet
+        self._lanes: list | None = None      # between begin_lanes and end_lanes: commands per lane
+        self._lane = 0
         self._tracker = BarrierTracker()
         self._descriptors = DescriptorArena(vkdev)
         self._own_blob = self._own_staging = None
@@ -243,17 +250,68 @@ class VkCompute:
             self._tracker.access(seg.cmdbuf, [(bm, HOST, HOST_READ, 0) for bm in seg.host_reads])
         check(vk.lib.vkEndCommandBuffer(seg.cmdbuf), "vkEndCommandBuffer")
 
+    # -- lanes ------------------------------------------------------------------------------
+    def begin_lanes(self, count: int) -> None:
+        """Record `count` independent command streams (the items of a batch), each from
+        lane(i) on, to be interleaved by end_lanes.
+
+        Recorded one after another, item b's first command would wait (a barrier) for item
+        b-1's last. Interleaved, step k of every lane follows step k-1 of every lane: one
+        barrier per step (barriers.py), and the steps of all items run concurrently. The
+        lanes must touch disjoint buffers (each item its own blob allocator) except for
+        what all of them only read (weights). Host steps cannot be part of a lane.
+        """
+        if self._lanes is not None:
+            raise GpuError("begin_lanes: lanes are open already")
+        self._lanes = [[] for _ in range(count)]
+        self._lane = 0
+
+    def lane(self, index: int) -> None:
+        self._lane = index
+
+    def end_lanes(self) -> None:
+        """Write the lanes' commands into the current segment, step by step across lanes."""
+        lanes, self._lanes = self._lanes, None
+        if not lanes or not any(lanes):
+            return
+        seg = self._open_segment()
+        for step in range(max(len(lane) for lane in lanes)):
+            for lane in lanes:
+                if step < len(lane):
+                    accesses, write = lane[step]
+                    self._tracker.access(seg.cmdbuf, accesses)
+                    write(seg.cmdbuf)
+                    seg.commands += 1
+
+    def _check_not_in_lanes(self, what: str) -> None:
+        if self._lanes is not None:
+            raise LanesUnsupported(f"{what} cannot be part of a lane")
+
+    @property
+    def barriers(self) -> int:
+        """Pipeline barriers recorded so far (tests and the bench read it)."""
+        return self._tracker.barriers
+
     @property
     def steps(self) -> int:
         return len(self._steps)
 
     # -- recording --------------------------------------------------------------------------
-    def _record_copy(self, src_bm, dst_bm, nbytes: int) -> None:
+    def _command(self, accesses: list, write) -> None:
+        """One command: the buffers it accesses, and write(cmdbuf) putting it into a command
+        buffer. Between begin_lanes and end_lanes it waits in the current lane."""
         seg = self._open_segment()
-        self._tracker.access(seg.cmdbuf, [(src_bm, TRANSFER, TRANSFER_READ, 0), (dst_bm, TRANSFER, 0, TRANSFER_WRITE)])
-        region = vk.ffi.new("VkBufferCopy*", {"srcOffset": src_bm.offset, "dstOffset": dst_bm.offset, "size": nbytes})
-        vk.lib.vkCmdCopyBuffer(seg.cmdbuf, src_bm.buffer, dst_bm.buffer, 1, region)
+        if self._lanes is not None:
+            self._lanes[self._lane].append((accesses, write))
+            return
+        self._tracker.access(seg.cmdbuf, accesses)
+        write(seg.cmdbuf)
         seg.commands += 1
+
+    def _record_copy(self, src_bm, dst_bm, nbytes: int) -> None:
+        region = vk.ffi.new("VkBufferCopy*", {"srcOffset": src_bm.offset, "dstOffset": dst_bm.offset, "size": nbytes})
+        self._command([(src_bm, TRANSFER, TRANSFER_READ, 0), (dst_bm, TRANSFER, 0, TRANSFER_WRITE)],
+                      lambda cmdbuf: vk.lib.vkCmdCopyBuffer(cmdbuf, src_bm.buffer, dst_bm.buffer, 1, region))
 
     def _upload(self, src, opt, elempack: int, allocator) -> VkMat:
         if elempack not in (1, 4):
@@ -414,9 +472,7 @@ class VkCompute:
         """
         if dst.empty():
             return
-        seg = self._open_segment()
         bm = self._use(dst)
-        self._tracker.access(seg.cmdbuf, [(bm, TRANSFER, 0, TRANSFER_WRITE)])
         if rows is None:
             spans = [(0, dst.nbytes())]
         else:
@@ -424,10 +480,15 @@ class VkCompute:
             first, stop = max(0, rows[0]), min(dst.h, rows[1])
             spans = [(q * dst.cstep * dst.elemsize + first * row, (stop - first) * row)
                      for q in range(dst.c)] if stop > first else []
-        for start, size in spans:
-            lo, hi = start // 4 * 4, min(-(-(start + size) // 4) * 4, bm.capacity)  # the size class holds the tail
-            vk.lib.vkCmdFillBuffer(seg.cmdbuf, bm.buffer, bm.offset + lo, hi - lo, word & 0xFFFFFFFF)
-            seg.commands += 1
+        if not spans:
+            return
+        # whole 4-byte words (the size class holds the tail)
+        words = [(start // 4 * 4, min(-(-(start + size) // 4) * 4, bm.capacity)) for start, size in spans]
+
+        def write(cmdbuf) -> None:
+            for lo, hi in words:
+                vk.lib.vkCmdFillBuffer(cmdbuf, bm.buffer, bm.offset + lo, hi - lo, word & 0xFFFFFFFF)
+        self._command([(bm, TRANSFER, 0, TRANSFER_WRITE)], write)
 
     def record_copy_channels(self, src: VkMat, dst: VkMat) -> None:
         """Copy each channel of `src` to the start of the same channel of `dst`, whose channels
@@ -436,17 +497,15 @@ class VkCompute:
             return
         if (src.elempack, src.elemsize, src.c) != (dst.elempack, dst.elemsize, dst.c) or src.cstep > dst.cstep:
             raise GpuError(f"record_copy_channels: {src!r} does not fit the channels of {dst!r}")
-        seg = self._open_segment()
         sbm, dbm = self._use(src), self._use(dst)
-        self._tracker.access(seg.cmdbuf, [(sbm, TRANSFER, TRANSFER_READ, 0), (dbm, TRANSFER, 0, TRANSFER_WRITE)])
         n, es = src.c, src.elemsize
         regions = vk.ffi.new("VkBufferCopy[]", n)
         for q, region in enumerate(regions):
             region.srcOffset = sbm.offset + q * src.cstep * es
             region.dstOffset = dbm.offset + q * dst.cstep * es
             region.size = src.cstep * es
-        vk.lib.vkCmdCopyBuffer(seg.cmdbuf, sbm.buffer, dbm.buffer, n, regions)
-        seg.commands += 1
+        self._command([(sbm, TRANSFER, TRANSFER_READ, 0), (dbm, TRANSFER, 0, TRANSFER_WRITE)],
+                      lambda cmdbuf: vk.lib.vkCmdCopyBuffer(cmdbuf, sbm.buffer, dbm.buffer, n, regions))
 
     def record_pipeline(self, pipeline, bindings: list, constants: list, dispatcher) -> None:
         """Dispatch `pipeline` over `dispatcher` (a VkMat: (w, h*d, c), or global sizes (x, y, z))."""
@@ -456,11 +515,12 @@ class VkCompute:
         if len(bindings) != info.binding_count:
             raise GpuError(f"shader '{pipeline.name}' has {info.binding_count} bindings, "
                            f"record_pipeline got {len(bindings)}")
+        if self._released:
+            raise GpuError("VkCompute used after release()")
         push = pipeline.encode_push_constants(constants)
         groups = self._groups(pipeline, dispatcher)
         if 0 in groups:
             return  # an empty tensor: nothing to compute
-        seg = self._open_segment()
         dummy = None
         limit = self.vkdev.info.max_storage_buffer_range()
         buffers, accesses = [], []
@@ -484,19 +544,19 @@ class VkCompute:
             accesses.append((bm, COMPUTE, SHADER_READ if role.reads else 0, SHADER_WRITE if role.writes else 0))
         dset = self._descriptors.write_set(pipeline.descriptor_set_layout, buffers,
                                            [role.storage for role in info.bindings])
-        self._tracker.access(seg.cmdbuf, accesses)
-
         ffi, lib = vk.ffi, vk.lib
         layout = pipeline.pipeline_layout
-        lib.vkCmdBindPipeline(seg.cmdbuf, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline)
-        if buffers:
-            sets = ffi.new("VkDescriptorSet[]", [dset])
-            lib.vkCmdBindDescriptorSets(seg.cmdbuf, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, sets, 0, ffi.NULL)
-        if push:
-            data = ffi.new("char[]", push)
-            lib.vkCmdPushConstants(seg.cmdbuf, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push), data)
-        lib.vkCmdDispatch(seg.cmdbuf, *groups)
-        seg.commands += 1
+        sets = ffi.new("VkDescriptorSet[]", [dset]) if buffers else None
+        data = ffi.new("char[]", push) if push else None
+
+        def write(cmdbuf) -> None:
+            lib.vkCmdBindPipeline(cmdbuf, vk.VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline)
+            if sets is not None:
+                lib.vkCmdBindDescriptorSets(cmdbuf, vk.VK_PIPELINE_BIND_POINT_COMPUTE, layout, 0, 1, sets, 0, ffi.NULL)
+            if data is not None:
+                lib.vkCmdPushConstants(cmdbuf, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push), data)
+            lib.vkCmdDispatch(cmdbuf, *groups)
+        self._command(accesses, write)
         self.dispatch_count += 1
         if self.after_dispatch is not None:
             self.after_dispatch(pipeline.name)
@@ -518,6 +578,7 @@ class VkCompute:
         With reset_count > 0 the queries [index, index + reset_count) are reset first (a
         recorded reset runs again on every replay, so the timings are fresh each time).
         """
+        self._check_not_in_lanes("a timestamp")
         seg = self._open_segment()
         lib = vk.lib
         if reset_count:
@@ -531,6 +592,7 @@ class VkCompute:
             raise GpuError(f"record_host needs a callable, got {type(fn).__name__}")
         if self._released:
             raise GpuError("VkCompute used after release()")
+        self._check_not_in_lanes("a host step")
         self._close_segment()
         self._steps.append(_HostStep(fn))
 
@@ -554,6 +616,7 @@ class VkCompute:
         """Run every step recorded since the last call, in order; returns 0 as ncnn does."""
         if self._released:
             raise GpuError("VkCompute used after release()")
+        self._check_not_in_lanes("submit_and_wait")
         self._close_segment()
         while self._next < len(self._steps):
             self._run(self._steps[self._next])

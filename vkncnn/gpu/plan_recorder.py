@@ -1,0 +1,253 @@
+"""Recording one extract into a Plan: the layers a blob needs, as GPU dispatches and host steps.
+
+A Plan holds one VkCompute and the buffers its commands use. An ItemRecorder walks the
+schedule for one item: layers with a shader are recorded as dispatches on device blobs,
+the others as host steps between GPU segments (their inputs downloaded, their outputs
+uploaded again). A batch records one ItemRecorder per item, each into its own lane of the
+same VkCompute and with its own blob allocator, so that the items' dispatches interleave
+and run concurrently (VkCompute.begin_lanes); a host step cannot be part of a lane, so a
+batch through such a net is recorded item by item by the caller instead.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..errors import LayerError
+from ..layer import layer_failure
+from .fusion import plan_fusions
+from .vulkan import lifetime
+from .vulkan.command import HostSlot
+from .vulkan.device_limits import KernelUnsupported
+from .vulkan.timestamps import LayerTimer
+
+# timestamps reserved per layer when a plan is profiled by dispatch (bench --profile dispatches)
+DISPATCHES_PER_LAYER = 8
+
+
+class Plan:
+    """One recorded extract: its VkCompute, and per item its input slots, its download and
+    the device blobs it made (one item, or the items of a batch)."""
+
+    _serials = itertools.count()  # never reused, unlike id(): later plans' keys name earlier ones
+
+    def __init__(self, key, cmd, allocators: list) -> None:
+        self.serial = next(Plan._serials)
+        self.key = key
+        self.cmd = cmd
+        self.allocators = allocators  # one blob allocator per item
+        self.input_slots: list[dict[int, HostSlot]] = [{} for _ in allocators]
+        self.downloads: list = [None] * len(allocators)
+        self.device_blobs: list[dict[int, object]] = [{} for _ in allocators]
+        self.in_use = True
+        self.cacheable = True
+        self.released = False
+        self.timer = None  # a LayerTimer when the net is profiled
+
+    @property
+    def bytes_held(self) -> int:
+        return sum(allocator.bytes_held for allocator in self.allocators)
+
+    def release(self) -> None:
+        """Free the plan's command buffers and every buffer it made, in use or pooled:
+        once a plan is dropped nothing can read its blobs any more."""
+        if self.released:
+            return
+        self.released = True
+        self.cmd.release()
+        if self.cmd.abandoned:
+            lifetime.keep_forever(self.allocators)  # the GPU may still be using the plan's buffers
+            return
+        if self.timer is not None:
+            self.timer.destroy()
+        for allocator in self.allocators:
+            allocator.free_all()
+        self.device_blobs = [{} for _ in self.allocators]
+
+
+class LayerToCpu(Exception):
+    """Raised out of a half-recorded plan: `layer` must run on the CPU (why: KernelUnsupported)."""
+
+    def __init__(self, layer, why: KernelUnsupported) -> None:
+        super().__init__(str(why))
+        self.layer, self.why = layer, why
+
+
+class ItemRecorder:
+    """Records the layers of one item into `plan.cmd` (the current lane, in a batch).
+
+    device: VkMats of earlier plans this item may read (never released here); host: the
+    item's host arrays (inputs, whose slots are refreshed at every replay).
+    """
+
+    def __init__(self, netgpu, plan: Plan, item: int, opt, device: dict, host: dict) -> None:
+        self.netgpu = netgpu
+        self.graph = netgpu.graph
+        self.plan, self.item = plan, item
+        self.cmd = plan.cmd
+        self.opt = opt.copy()
+        self.opt.blob_vkallocator = self.opt.workspace_vkallocator = plan.allocators[item]
+        self.inputs = set(host)
+        self.device = dict(device)
+        self.host = dict(host)
+        self.host_slots: dict[int, HostSlot] = {}
+        self.owned: set[int] = set()
+        self.pending: dict[int, int] = {}
+
+    # -- where a blob is --------------------------------------------------------------------
+    def host_slot(self, bi: int) -> HostSlot:
+        """The slot a host blob is read from; inputs' slots are refreshed at every replay."""
+        slot = self.host_slots.get(bi)
+        if slot is None:
+            slot = self.host_slots[bi] = HostSlot(self.host[bi])
+            if bi in self.inputs:
+                self.plan.input_slots[self.item][bi] = slot
+        return slot
+
+    def on_device(self, bi: int, elempack: int):
+        v = self.device.get(bi)
+        if v is None:
+            v = self.device[bi] = self.cmd.record_upload(self.host_slot(bi), self.opt, elempack=elempack)
+            self.owned.add(bi)
+            return v
+        if v.elempack != elempack and elempack in (1, 4):
+            return self.netgpu.vkdev.convert_packing(v, elempack, self.cmd, self.opt)
+        return v
+
+    def on_host(self, bi: int):
+        """A callable giving the blob's current host array when the step runs."""
+        if bi in self.host:
+            slot = self.host_slot(bi)
+            return lambda: slot.array
+        d = self.cmd.record_download(self.device[bi], self.opt,
+                                     what=f"the host copy of blob {self.graph.blobs[bi].name!r}")
+        return lambda: d.array
+
+    # -- recording --------------------------------------------------------------------------
+    def record(self, target: int) -> None:
+        """Every layer `target` needs, then its download (Plan.downloads[item])."""
+        graph, plan, cmd = self.graph, self.plan, self.cmd
+        schedule = graph.schedule(target, available=lambda bi: bi in self.device or bi in self.host)
+        fusions = plan_fusions(graph, schedule, target, self.netgpu.gpu_layer)
+        profile = self.netgpu.profile
+        by_dispatch = profile == "dispatches"
+        if profile:
+            # by dispatch: room for DISPATCHES_PER_LAYER a layer on average (Winograd takes 3,
+            # split-K 2); marks past the pool's end are dropped, never wrong
+            per_layer = DISPATCHES_PER_LAYER if by_dispatch else 1
+            plan.timer = LayerTimer(self.netgpu.vkdev, per_layer * len(schedule) + 2)
+            plan.timer.start(cmd)
+        for li in schedule:
+            layer = graph.layers[li]
+            if by_dispatch:
+                cmd.after_dispatch = (lambda name, label=f"{layer.type} {layer.name}":
+                                      plan.timer.mark(cmd, f"{label} {name}"))
+            if li in fusions.folded:
+                pass  # recorded inside the dispatch of the layer before it
+            elif self.netgpu.gpu_layer(layer):
+                self._record_gpu_layer(li, layer, fusions)
+                if plan.timer is not None and not by_dispatch:
+                    plan.timer.mark(cmd, f"{layer.type} {layer.name}")
+            else:
+                self._record_cpu_layer(layer)
+                if plan.timer is not None:
+                    # the host step's own mark: its time would otherwise fall to the next GPU layer
+                    plan.timer.mark(cmd, f"{layer.type} {layer.name}" + (" forward_cpu" if by_dispatch else ""))
+            if self.opt.lightmode:
+                self._release_consumed(li, target)
+        if target in self.device:
+            plan.downloads[self.item] = cmd.record_download(
+                self.device[target], self.opt, what=f"the host copy of blob {graph.blobs[target].name!r}")
+
+    def finish(self, target: int) -> None:
+        """After the planning run: where the target's values are, and the blobs made here."""
+        if self.plan.downloads[self.item] is None:  # the target came out of a host (CPU) step
+            self.plan.downloads[self.item] = _SlotView(self.host_slots[target])
+        self.plan.device_blobs[self.item] = {bi: v for bi, v in self.device.items() if bi in self.owned}
+
+    def _record_gpu_layer(self, li, layer, fusions) -> None:
+        """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
+        layers, opt, cmd = self.graph.layers, self.opt, self.cmd
+        bottoms = [self.on_device(bi, self._wanted_elempack(layer, bi)) for bi in layer.bottoms]
+        try:
+            if li in fusions.residual:
+                eltwise, other, act = fusions.residual[li]
+                spec = layers[act].activation_spec() if act is not None else None
+                residual = self.on_device(other, self._wanted_elempack(layers[eltwise], other))
+                tops = layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec)
+            elif li in fusions.activation:
+                spec = layers[fusions.activation[li]].activation_spec()
+                tops = layer.forward_gpu(bottoms, cmd, opt, activation=spec)
+            else:
+                tops = layer.forward_gpu(bottoms, cmd, opt)
+        except KernelUnsupported as e:
+            raise LayerToCpu(layer, e) from e
+        except Exception as e:
+            raise layer_failure(layer, e, "on GPU") from e
+        if len(tops) != len(layer.tops):
+            raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, expected {len(layer.tops)}")
+        # a fused dispatch stores only the last folded layer's blob, never its own
+        for bi, v in zip(layers[fusions.output_layer(li)].tops, tops):
+            self.device[bi] = v
+            self.owned.add(bi)
+
+    def _record_cpu_layer(self, layer) -> None:
+        getters = [self.on_host(bi) for bi in layer.bottoms]
+        out_slots = [HostSlot(None) for _ in layer.tops]
+        opt = self.opt
+
+        def run() -> None:  # holds the plan's own options, nothing of the extractor
+            bottoms = [g() for g in getters]
+            try:
+                tops = layer.forward_cpu(bottoms, opt)
+            except Exception as e:
+                raise layer_failure(layer, e) from e
+            for slot, arr in zip(out_slots, tops):
+                # int8 tops (a requantizing int8 layer) stay int8 for the next int8 layer
+                keep = arr.dtype in (np.float32, np.int8)
+                slot.array = np.ascontiguousarray(arr if keep else arr.astype(np.float32))
+
+        self.cmd.record_host(run)
+        self.cmd.submit_and_wait()  # planning run: the outputs' shapes are needed to go on recording
+        for bi, slot in zip(layer.tops, out_slots):
+            self.host_slots[bi] = slot
+            self.host[bi] = slot.array
+
+    def _release_consumed(self, li, target) -> None:
+        for bi in self.graph.layers[li].bottoms:
+            if bi == target or bi not in self.owned:
+                continue
+            left = self.pending.get(bi, len(self.graph.blobs[bi].consumers)) - 1
+            self.pending[bi] = left
+            if left <= 0 and bi in self.device:
+                self.device.pop(bi).release()
+                self.owned.discard(bi)
+
+    def _wanted_elempack(self, layer, bi: int) -> int:
+        """ncnn's rule: pack4 when the layer supports it and the packing axis divides by 4."""
+        opt = self.opt
+        if not (opt.use_packing_layout and layer.support_vulkan_packing):
+            return 1
+        vkmat = self.device.get(bi)
+        if layer.support_vulkan_any_packing and vkmat is not None:
+            return vkmat.elempack
+        if vkmat is not None:
+            axis = {1: vkmat.w, 2: vkmat.h}.get(vkmat.dims, vkmat.c) * vkmat.elempack
+        elif bi in self.host:
+            axis = self.host[bi].shape[0]
+        else:
+            return 1
+        return 4 if axis % 4 == 0 else 1
+
+
+class _SlotView:
+    """Looks like a Download for a target that a host step produced."""
+
+    def __init__(self, slot) -> None:
+        self._slot = slot
+
+    @property
+    def array(self):
+        return self._slot.array
