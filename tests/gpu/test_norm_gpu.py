@@ -4,9 +4,10 @@
 Shaders: reduction_rows.comp (the row reducer behind Softmax, the norms and Reduction, with
 its work shapes: one invocation per row, one workgroup per row merged by subgroup shuffles
 or shared memory, segmented rows in two passes), softmax.comp and normalize_rows.comp (the
-element-wise second passes), lrn.comp, rotaryembed.comp, sdpa_{qk,softmax,pv,kvcat}.comp,
-priorbox.comp. Each layer is first checked to really run on the GPU, so a silent numpy
-fallback cannot pass for a shader; validation messages fail any test (tests/conftest.py).
+element-wise second passes), rmsnorm_rows.comp (RMSNorm of contiguous rows, one pass),
+lrn.comp, rotaryembed.comp, sdpa_{qk,softmax,pv,kvcat}.comp, priorbox.comp. Each layer is
+first checked to really run on the GPU, so a silent numpy fallback cannot pass for a shader;
+validation messages fail any test (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -125,6 +126,23 @@ def test_rmsnorm(shape):
         for affine in (0, 1):
             weights = [rand(size, 3)] if affine else []
             check("RMSNorm", {0: size, 1: 1e-5, 2: affine}, weights, [rand(shape, seed=size)])
+
+
+@pytest.mark.parametrize("shape", [(896,), (1, 896), (3, 300), (2, 3, 40), (5, 1000)], ids=str)
+def test_rmsnorm_of_contiguous_rows_is_one_dispatch(monkeypatch, shape):
+    """pack1 rows along the innermost axes (a decoder's one-token step) take rmsnorm_rows.comp,
+    never the two-pass reducer; rows longer than the workgroup included."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the two-pass normaliser ran")
+    monkeypatch.setattr(rows.RowNormalizer, "record", refuse)
+    for affine in (0, 1):
+        weights = [rand(shape[-1], 3)] if affine else []
+        x = rand(shape, seed=len(shape))
+        params = {0: shape[-1], 1: 1e-6, 2: affine}
+        want = run_layer("RMSNorm", params, weights, [x], gpu=False)[0]
+        for fp16, tol in ((False, 1e-5), (True, 1e-2)):
+            got = run_layer("RMSNorm", params, weights, [x], gpu=True, fp16=fp16, packing=False)[0]
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
 # -- the reducer's work shapes, forced on small tensors ----------------------------------------------

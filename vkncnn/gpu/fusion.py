@@ -8,6 +8,10 @@ Two patterns, each saving a dispatch and a barrier, both once per block of a res
                 [-> ReLU]           epilogue, then the ReLU (forward_gpu's `residual` and
                                     `activation`), when the convolution has no activation
                                     of its own (accepts_residual)
+  Gemm -> BinaryOp add              a decoder's residual sum after a one-row linear layer:
+                                    the summand stands in for the matrix-vector kernel's
+                                    bias, when the shapes agree as it records
+                                    (takes_residual; otherwise both record on their own)
 
 A layer is folded into its producer only when it is that producer's only reader and the
 producer's output is not the blob asked for: that output is then never stored, so a later
@@ -84,9 +88,14 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
 
 
 def _is_plain_sum(layer) -> bool:
-    """An Eltwise adding exactly two different blobs with unit (or no) coefficients."""
-    if (layer.type != "Eltwise" or getattr(layer, "op_type", None) != 1 or len(layer.bottoms) != 2
-            or layer.bottoms[0] == layer.bottoms[1]):
+    """An Eltwise adding exactly two different blobs with unit (or no) coefficients, or a
+    BinaryOp adding two different blobs (whose shapes the producer checks when it records:
+    a broadcasting sum is recorded on its own)."""
+    if len(layer.bottoms) != 2 or layer.bottoms[0] == layer.bottoms[1]:
+        return False
+    if layer.type == "BinaryOp":
+        return getattr(layer, "op_type", None) == 0 and not getattr(layer, "with_scalar", 0)
+    if layer.type != "Eltwise" or getattr(layer, "op_type", None) != 1:
         return False
     coeffs = layer.sum_coeffs()
     return coeffs is None or all(float(c) == 1.0 for c in coeffs[:2])

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..errors import LayerError
 from ..layer import layer_failure
-from .fusion import plan_fusions
+from .fusion import Fusions, plan_fusions
 from .vulkan import lifetime
 from .vulkan.command import HostSlot
 from .vulkan.device_limits import KernelUnsupported
@@ -129,7 +129,7 @@ class ItemRecorder:
     def record(self, target: int) -> None:
         """Every layer `target` needs, then its download (Plan.downloads[item])."""
         graph, plan, cmd = self.graph, self.plan, self.cmd
-        schedule = graph.schedule(target, available=lambda bi: bi in self.device or bi in self.host)
+        schedule = by_level(graph, graph.schedule(target, available=lambda bi: bi in self.device or bi in self.host))
         fusions = plan_fusions(graph, schedule, target, self.netgpu.gpu_layer)
         profile = self.netgpu.profile
         by_dispatch = profile == "dispatches"
@@ -139,6 +139,7 @@ class ItemRecorder:
             per_layer = DISPATCHES_PER_LAYER if by_dispatch else 1
             plan.timer = LayerTimer(self.netgpu.vkdev, per_layer * len(schedule) + 2)
             plan.timer.start(cmd)
+        self._upload_inputs(schedule, fusions, by_dispatch)
         for li in schedule:
             layer = graph.layers[li]
             if by_dispatch:
@@ -167,6 +168,27 @@ class ItemRecorder:
             self.plan.downloads[self.item] = _SlotView(self.host_slots[target])
         self.plan.device_blobs[self.item] = {bi: v for bi, v in self.device.items() if bi in self.owned}
 
+    def _upload_inputs(self, schedule: list, fusions, by_dispatch: bool) -> None:
+        """Upload every host blob the GPU layers read, first: recorded where a layer first
+        needs it, an upload (and its fp16 cast) would put a barrier inside the plan. A
+        profiled plan times them as their Input layer's."""
+        plan, cmd, graph = self.plan, self.cmd, self.graph
+        uploaded = False
+        for li in schedule:
+            layer = graph.layers[li]
+            if li in fusions.folded or not self.netgpu.gpu_layer(layer):
+                continue
+            for bi in layer.bottoms:
+                if bi in self.inputs and bi not in self.device:
+                    source = graph.layers[graph.blobs[bi].producer] if graph.blobs[bi].producer >= 0 else None
+                    label = f"{source.type} {source.name}" if source is not None else f"Input {graph.blobs[bi].name}"
+                    if by_dispatch:
+                        cmd.after_dispatch = lambda name, label=label: plan.timer.mark(cmd, f"{label} {name}")
+                    self.on_device(bi, self._wanted_elempack(layer, bi))
+                    uploaded = True
+        if uploaded and plan.timer is not None and not by_dispatch:
+            plan.timer.mark(cmd, "Input uploads")
+
     def _record_gpu_layer(self, li, layer, fusions) -> None:
         """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
         layers, opt, cmd = self.graph.layers, self.opt, self.cmd
@@ -176,6 +198,10 @@ class ItemRecorder:
                 eltwise, other, act = fusions.residual[li]
                 spec = layers[act].activation_spec() if act is not None else None
                 residual = self.on_device(other, self._wanted_elempack(layers[eltwise], other))
+                takes = getattr(layer, "takes_residual", None)
+                if takes is not None and not takes(bottoms, residual):
+                    self._record_unfolded(li, fusions.residual[li])
+                    return
                 tops = layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec)
             elif li in fusions.activation:
                 spec = layers[fusions.activation[li]].activation_spec()
@@ -192,6 +218,14 @@ class ItemRecorder:
         for bi, v in zip(layers[fusions.output_layer(li)].tops, tops):
             self.device[bi] = v
             self.owned.add(bi)
+
+    def _record_unfolded(self, li: int, folded: tuple) -> None:
+        """A residual fold the producer refused as it recorded (the shapes do not allow it):
+        the producer, the sum and its activation, each its own dispatch."""
+        eltwise, _, act = folded
+        plain = Fusions()
+        for index in (li, eltwise) + ((act,) if act is not None else ()):
+            self._record_gpu_layer(index, self.graph.layers[index], plain)
 
     def _record_cpu_layer(self, layer) -> None:
         getters = [self.on_host(bi) for bi in layer.bottoms]
@@ -240,6 +274,23 @@ class ItemRecorder:
         else:
             return 1
         return 4 if axis % 4 == 0 else 1
+
+
+def by_level(graph, schedule: list) -> list:
+    """The schedule reordered by level, each layer as early as its inputs allow (level: one
+    more than the highest of its producers in the schedule), the schedule's order kept
+    within a level.
+
+    A barrier waits for everything recorded before it (barriers.py), so layers that do not
+    depend on each other are best recorded side by side: a decoder block's q, k and v
+    products then share one barrier, where a depth-first order puts q's RoPE between them.
+    """
+    position = {li: i for i, li in enumerate(schedule)}
+    level: dict[int, int] = {}
+    for li in schedule:  # dependencies first: producers have their level already
+        producers = [graph.blobs[bi].producer for bi in graph.layers[li].bottoms]
+        level[li] = 1 + max((level[p] for p in producers if p in position), default=-1)
+    return sorted(schedule, key=lambda li: (level[li], position[li]))
 
 
 class _SlotView:

@@ -180,8 +180,42 @@ class Gemm(Layer):
         self.C_gpu = cmd.record_upload(np.ascontiguousarray(self.C_data), opt) if self.C_data is not None else None
         return 0
 
-    def forward_gpu(self, bottoms, cmd, opt):
+    def accepts_residual(self) -> bool:
+        """Can the GPU planner fold a following sum into this layer's dispatch? Only a linear
+        layer without C (its matrix-vector kernel then adds the summand where it adds a bias);
+        whether this inference takes that kernel is known when it records (takes_residual)."""
+        return (self.constantB and self.transB and not self.constantA and not self.transA
+                and not self.int8_scale_term and self.C_data is None and self.alpha == 1.0
+                and not (self.output_transpose or self.output_N1M) and not self._c_from_blob())
+
+    def _c_from_blob(self) -> bool:
+        """Does C come from an input blob (constantC off, and a bottom after A's and B's)?"""
+        return not self.constantC and len(self.bottoms) > (not self.constantA) + (not self.constantB)
+
+    def takes_residual(self, bottoms, residual) -> bool:
+        """Record time: is this a one-row product (the matrix-vector kernel) whose output has
+        the summand's shape, so that the summand can stand in for its bias?"""
+        if not self.accepts_residual() or not bottoms:
+            return False
+        rows, k, _ = self._gpu_matrix(bottoms[0], "A")
+        n = self.B_mat.shape[1]
+        return (rows == 1 and self._one_row_of_weights(1, k, None)
+                and tuple(residual.numpy_shape()) == (1, n) and residual.elempack == 1)
+
+    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None):
+        """`residual` (a (1, N) blob, takes_residual) is added to the one-row product before
+        `activation` ((type, p0, p1)), both in the matrix-vector kernel's dispatch."""
         self._check_inputs(bottoms)
+        if residual is not None or activation is not None:
+            if residual is not None and not self.takes_residual(bottoms, residual):
+                raise GpuError(f"Gemm {self.name!r}: this product cannot take a residual sum")
+            x = as_pack1(bottoms[0], cmd, opt)
+            n, k = self.B_mat.shape[1], self._gpu_matrix(x, "A")[1]
+            top = VkMat.for_numpy_shape((1, n), 1, x.elemsize, cmd.blob_allocator(opt))
+            for n0, weight in self.B_slices:
+                record_gemv(self, cmd, storage_is_fp16(x), x, weight, residual, top, n0, k,
+                            activation=activation or (0, 0.0, 0.0))
+            return [top]
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes

@@ -51,6 +51,7 @@ class RMSNorm(Layer):
             return 0
         self.normalizer = rows.RowNormalizer(self.vkdev, opt, rows.OP_SUMSQ, rows.FIN_RMS,
                                              affine_index=1 if self.gamma is not None else 0)
+        self.contiguous = rows.ContiguousRmsNorm(self.vkdev, opt, affine=self.gamma is not None)
         return 0
 
     def upload_model(self, cmd, opt) -> int:
@@ -63,6 +64,8 @@ class RMSNorm(Layer):
         if 0 in shape:  # nothing to normalise, no rows to dispatch (as on the CPU)
             return [x]
         layout = rows.numpy_axes_layout(x, self._check_gamma(shape))
+        if self.contiguous.takes(x, layout):  # one dispatch (a decoder's rows)
+            return [self.contiguous.record(cmd, opt, x, layout, self.eps, self.gamma_gpu)]
         # K, for 1 / sqrt(sum / K + eps), travels in the reducer's coeff slot
         return [self.normalizer.record(cmd, opt, x, layout, self.eps, self.gamma_gpu,
                                        coeff=float(layout.row_len))]

@@ -270,6 +270,32 @@ class RowNormalizer:
         return top
 
 
+class ContiguousRmsNorm:
+    """RMSNorm of rows contiguous in memory (pack1, the normalised axes innermost), one
+    dispatch (shaders/rmsnorm_rows.comp): a workgroup per row."""
+
+    def __init__(self, vkdev, opt, affine: bool) -> None:
+        local = _group_local(vkdev, GROUP_LOCAL)
+        self.pipeline = shader_pipeline(vkdev, "rmsnorm_rows", use_fp16_storage(opt, vkdev), [int(affine)],
+                                        (local, 1, 1))
+
+    @staticmethod
+    def takes(bottom, layout: RowLayout) -> bool:
+        """Are the rows of `layout` contiguous: row g at g * K, its elements one after another?"""
+        if bottom.elempack != 1 or layout.lanes != 1:
+            return False
+        kinds = [r for _, r in layout.axes]
+        return kinds in ([True], [False, True]) and layout.strides[-1] == 1
+
+    def record(self, cmd, opt, bottom, layout: RowLayout, eps: float, gamma):
+        top = VkMat.create_like(bottom, cmd.blob_allocator(opt))
+        G, K = layout.rows, layout.row_len
+        rows_y = min(G, _MAX_GROUPS)
+        cmd.record_pipeline(self.pipeline, [bottom, gamma, top], [G, K, rows_y, float(eps)],
+                            (self.pipeline.local_size_x, rows_y, -(-G // rows_y)))
+        return top
+
+
 # -- the life cycle shared by the mean/variance norms (LayerNorm, InstanceNorm, GroupNorm) -------
 def moments_normalizer(layer, opt, affine_index: int):
     """A RowNormalizer over (mean, variance) with gamma/beta at `affine_index` when the layer

@@ -54,6 +54,10 @@ from .pipeline import flat_grid, shader_pipeline, workgroup_cap
 from .vk import check, vk
 from .vkmat import VkMat, pack_into, storage_dtype, unpack
 
+# per-inference fp32 inputs of at least this many values are uploaded as fp32 and cast to fp16
+# on the GPU (VkCompute._upload_cast_on_device); smaller ones are cast on the host: a few
+# microseconds there, where the cast dispatch would cost a barrier inside the plan
+UPLOAD_CAST_MIN = 4096
 # fp16 blobs of at least this many values are cast to fp32 on the GPU before a download
 # (VkCompute._cast_for_download); smaller ones on the host, where it costs less than a dispatch
 DOWNLOAD_CAST_MIN = 4096
@@ -321,7 +325,7 @@ class VkCompute:
             raise GpuError("record_upload: the HostSlot is empty at record time (its shape is needed)")
         array = np.asarray(slot.array if slot is not None else src)
         dtype = storage_dtype(array.dtype, opt, self.vkdev)
-        if slot is not None and dtype == np.float16 and array.dtype == np.float32:
+        if slot is not None and dtype == np.float16 and array.dtype == np.float32 and array.size >= UPLOAD_CAST_MIN:
             return self._upload_cast_on_device(slot, opt, elempack, allocator)
         dst = VkMat.for_numpy_shape(array.shape, elempack, dtype.itemsize, allocator)
         if dst.empty():
