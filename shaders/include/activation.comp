@@ -1,4 +1,5 @@
-// ncnn's fused activation (activation_type 0-6), as Convolution, InnerProduct, Gemm and
+// ncnn's fused activation (activation_type 0-6, and 7 for a folded Swish layer), as
+// Convolution, InnerProduct, Gemm and
 // friends apply it to their output before storing it. Include it and call
 //
 //     v = activation_afp(v, activation_type, activation_param_0, activation_param_1);
@@ -10,6 +11,9 @@
 //
 //   0 none   1 ReLU   2 LeakyReLU(p0 = slope)   3 Clip(p0 = min, p1 = max)
 //   4 Sigmoid   5 Mish   6 HardSwish(p0 = alpha, p1 = beta): x * clamp(alpha x + beta, 0, 1)
+//   7 Swish: x / (1 + exp(-x)), exp's argument capped where ncnn's exp_ps saturates, as the
+//     Swish layer's own shader computes it (ncnn has no such type: the GPU planner folds a
+//     Swish layer into the dispatch before it with this one)
 //
 // The math is fp32, and in afp with fp16 arithmetic: there ReLU, LeakyReLU and Clip compute
 // in fp16 (one rounding, the slope kept fp32: the fp16 result is fp32's rounded) and
@@ -23,6 +27,12 @@
 // -inf * 0), and a zero HardSwish alpha still turns +-inf into NaN as numpy's inf * 0 does.
 
 #include "nonfinite.comp"
+#include "divide.comp"
+
+float swish_f32(float v)
+{
+    return divide(v, 1.f + exp(min(-v, 88.3762626647949)));
+}
 
 float activation_f32(float v, const int activation_type, const float p0, const float p1)
 {
@@ -55,6 +65,10 @@ float activation_f32(float v, const int activation_type, const float p0, const f
     {
         v = v * clip_nan(mul_spec(v, p0) + p1, 0.f, 1.f);
     }
+    else if (activation_type == 7)
+    {
+        v = swish_f32(v);
+    }
     return v;
 }
 
@@ -85,9 +99,13 @@ vec4 activation_vec4(vec4 v, const int activation_type, const float p0, const fl
         vec4 e = exp(vec4(-2.f) * sp);
         r = v * (vec4(1.f) - e) / (vec4(1.f) + e);
     }
-    else
+    else if (activation_type == 6)
     {
         r = v * clip_nan(mul_spec(v, p0) + p1, vec4(0.f), vec4(1.f));
+    }
+    else
+    {
+        r = vec4(swish_f32(v.x), swish_f32(v.y), swish_f32(v.z), swish_f32(v.w));
     }
     return mix(r, v, isnan(v));
 }

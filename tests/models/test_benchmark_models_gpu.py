@@ -50,6 +50,11 @@ def _reference(name: str, blobs: list[str]):
 SLOW_FP16 = {"vision_transformer": 32, "vgg16": 22}
 
 
+# fp16-storage blobs held to more than 3e-2: their error under real ncnn's own Vulkan fp16
+# path, on lavapipe (2026-12-05), is larger still
+FP16_TOL = {("efficientnet_b0", "655"): 4e-2}  # the logits; ncnn's own: 5.6e-2
+
+
 @pytest.mark.parametrize("name,fp16", [
     pytest.param(name, fp16, id=f"{name}-{'fp16' if fp16 else 'fp32'}",
                  marks=pytest.mark.slow if fp16 and name in SLOW_FP16 else ())
@@ -59,8 +64,8 @@ def test_model_on_gpu_matches_ncnn(name, fp16):
     blobs = _compared_blobs(text, outputs, fp16)
     want = _reference(name, blobs)
     got = run_vkncnn(text, model_weights(name), inputs, blobs, gpu=True, fp16=fp16)
-    tol = 3e-2 if fp16 else 1e-3
     for blob in blobs:
+        tol = FP16_TOL.get((name, blob), 3e-2) if fp16 else 1e-3
         assert got[blob].shape == want[blob].shape, f"{name}:{blob} shape {got[blob].shape} != {want[blob].shape}"
         err = output_err(got[blob], want[blob])
         print(f"{name}:{blob} {'fp16' if fp16 else 'fp32'} max rel err {err:.2e}")

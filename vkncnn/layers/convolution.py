@@ -346,6 +346,13 @@ class Convolution(Layer):
         return (self._gpu_path == "gemm" and self.activation_type == 0
                 and self.vkdev is not None and residual_fits(self.vkdev))
 
+    @property
+    def takes_gpu_activation(self) -> bool:
+        """Can the GPU planner fold a following activation layer (ReLU, Swish) into this
+        layer's dispatch (forward_gpu's `activation`)? Every kernel applies one; a layer with
+        an activation of its own keeps it."""
+        return self.activation_type == 0
+
     def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None):
         """`residual` (a blob of the output's shape) is added before `activation`
         ((type, p0, p1), replacing the layer's own, which accepts_residual requires to be none)."""

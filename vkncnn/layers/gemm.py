@@ -202,19 +202,22 @@ class Gemm(Layer):
         return (rows == 1 and self._one_row_of_weights(1, k, None)
                 and tuple(residual.numpy_shape()) == (1, n) and residual.elempack == 1)
 
+    # a following activation layer (ReLU, Swish) may fold into every kernel's epilogue
+    takes_gpu_activation = True
+
     def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None):
         """`residual` (a (1, N) blob, takes_residual) is added to the one-row product before
-        `activation` ((type, p0, p1)), both in the matrix-vector kernel's dispatch."""
+        `activation` ((type, p0, p1), a folded activation layer's), in the same dispatch."""
         self._check_inputs(bottoms)
-        if residual is not None or activation is not None:
-            if residual is not None and not self.takes_residual(bottoms, residual):
+        act = tuple(activation) if activation is not None else (0, 0.0, 0.0)
+        if residual is not None:
+            if not self.takes_residual(bottoms, residual):
                 raise GpuError(f"Gemm {self.name!r}: this product cannot take a residual sum")
             x = as_pack1(bottoms[0], cmd, opt)
             n, k = self.B_mat.shape[1], self._gpu_matrix(x, "A")[1]
             top = VkMat.for_numpy_shape((1, n), 1, x.elemsize, cmd.blob_allocator(opt))
             for n0, weight in self.B_slices:
-                record_gemv(self, cmd, storage_is_fp16(x), x, weight, residual, top, n0, k,
-                            activation=activation or (0, 0.0, 0.0))
+                record_gemv(self, cmd, storage_is_fp16(x), x, weight, residual, top, n0, k, activation=act)
             return [top]
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
@@ -260,7 +263,8 @@ class Gemm(Layer):
             # speed by the matrix-vector kernel (C, where present, is the per-column bias)
             top = VkMat.for_numpy_shape((1, n), 1, 2 if fp16 else 4, cmd.blob_allocator(opt))
             for n0, weight in self.B_slices:
-                record_gemv(self, cmd, fp16, a.mat, weight, c.mat if c is not None else None, top, n0, k)
+                record_gemv(self, cmd, fp16, a.mat, weight, c.mat if c is not None else None, top, n0, k,
+                            activation=act)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m
@@ -279,9 +283,10 @@ class Gemm(Layer):
                 cols = weight.numpy_shape()[0]
                 c_cols = c.from_column(n0) if c is not None else None
                 record_gemm(self, cmd, fp16, m, cols, k, a, GemmOperand(weight, 1, k), c_cols, out.from_column(n0),
-                            alpha=self.alpha, beta=self.beta, fp16_arithmetic=arith)
+                            alpha=self.alpha, beta=self.beta, activation=act, fp16_arithmetic=arith)
             return [top]
-        record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta, fp16_arithmetic=arith)
+        record_gemm(self, cmd, fp16, m, n, k, a, b, c, out, alpha=self.alpha, beta=self.beta, activation=act,
+                    fp16_arithmetic=arith)
         return [top]
 
     def _one_row_of_weights(self, m: int, k: int, c) -> bool:

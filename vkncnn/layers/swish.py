@@ -12,3 +12,7 @@ class Swish(UnaryLayer):
 
     def forward_cpu(self, bottoms, opt):
         return [activation.swish(bottoms[0])]
+
+    def activation_spec(self) -> list:
+        """This Swish as a fused activation (activation.comp's type 7) of the layer before."""
+        return [7, 0.0, 0.0]

@@ -1,0 +1,95 @@
+"""An activation layer after a convolution or a Gemm (ReLU, Swish) runs in their dispatch on
+the GPU: one dispatch fewer, the numpy path's answer, fp32 and fp16 storage; a producer with
+an activation of its own keeps the layer apart."""
+
+import numpy as np
+import pytest
+
+import vkncnn
+from vkncnn.gpu.vulkan import instance
+from vkncnn.tools.randweights import random_weights
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(instance.get_gpu_count() == 0, reason="no Vulkan device")]
+
+# (producer line, its input shape): a tiled convolution, a depthwise one, a decode step's Gemm
+# (one row: the matrix-vector kernel) and a prefill's (several rows: the matrix kernel)
+PRODUCERS = {
+    "convolution": ("Convolution p 1 1 x a 0=16 1=3 4=1 5=1 6=1152", (8, 9, 7)),
+    "depthwise": ("ConvolutionDepthWise p 1 1 x a 0=8 1=3 4=1 5=1 6=72 7=8", (8, 9, 7)),
+    "gemv": ("Gemm p 1 1 x a 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8=24 9=32", (1, 32)),
+    "gemm": ("Gemm p 1 1 x a 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8=24 9=32", (5, 32)),
+}
+ACTIVATIONS = {"swish": "Swish act 1 1 a y", "relu": "ReLU act 1 1 a y 0=0.1"}
+
+
+def _nets(tmp_path, producer: str, activation: str):
+    line, shape = PRODUCERS[producer]
+    text = f"7767517\n3 3\nInput in 0 1 x\n{line}\n{ACTIVATIONS[activation]}\n"
+    param = tmp_path / "net.param"
+    param.write_text(text)
+    weights = random_weights(str(param), seed=4, input_shapes=shape)
+    nets = {}
+    for name, gpu, fp16 in (("cpu", False, False), ("fp32", True, False), ("fp16", True, True)):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
+        net.opt.use_fp16_arithmetic = False
+        net.load_param(str(param))
+        net.load_model(weights)
+        nets[name] = net
+    return nets, shape
+
+
+def _run(net, x):
+    with net.create_extractor() as ex:
+        ex.input("x", vkncnn.Mat(x))
+        y = ex.extract("y")[1].numpy()
+        plan = ex._gpu.plans[-1] if ex._gpu is not None else None
+    return y, plan
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("producer", sorted(PRODUCERS))
+def test_activation_folds_into_the_producer(tmp_path, producer, activation):
+    nets, shape = _nets(tmp_path, producer, activation)
+    x = np.random.default_rng(5).uniform(-3, 3, shape).astype(np.float32)
+    want, _ = _run(nets["cpu"], x)
+    for name, tol in (("fp32", 1e-4), ("fp16", 2e-2)):
+        got, plan = _run(nets[name], x)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"{producer} {activation} {name}")
+        assert "act" not in [label.split()[1] for label in _dispatch_labels(nets[name], x)], plan
+
+
+def _dispatch_labels(net, x) -> list:
+    """The layers that dispatched, from a profiled plan (every dispatch labelled with its layer)."""
+    net.gpu.release_plans()  # a cached plan replays without timestamps
+    net.gpu.profile = "dispatches"
+    net.gpu.layer_times.clear()
+    try:
+        _run(net, x)
+        labels = list(net.gpu.layer_times)
+    finally:
+        net.gpu.profile = False
+    assert labels, "the profiled plan labelled no dispatch"
+    return labels
+
+
+def test_a_convolution_with_its_own_activation_keeps_the_layer_apart(tmp_path):
+    line = "Convolution p 1 1 x a 0=16 1=3 4=1 5=1 6=1152 9=1"
+    text = f"7767517\n3 3\nInput in 0 1 x\n{line}\nSwish act 1 1 a y\n"
+    param = tmp_path / "own.param"
+    param.write_text(text)
+    weights = random_weights(str(param), seed=4, input_shapes=(8, 9, 7))
+    x = np.random.default_rng(6).uniform(-3, 3, (8, 9, 7)).astype(np.float32)
+    outs = []
+    for gpu in (False, True):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = False
+        net.load_param(str(param))
+        net.load_model(weights)
+        outs.append(_run(net, x)[0])
+        if gpu:
+            assert "act" in [label.split()[1] for label in _dispatch_labels(net, x)]
+    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-4)
