@@ -11,8 +11,11 @@ from .activation import sigmoid
 
 
 def glu(x: np.ndarray, axis: int) -> np.ndarray:
-    """First half of `axis` times sigmoid of the second half."""
-    a, b = np.split(x, 2, axis=axis)
+    """First half of `axis` times sigmoid of the second half; an odd extent's last entry is in
+    neither half (ncnn halves the extent rounding down and reads the gate right after the first)."""
+    half = x.shape[axis] // 2
+    a = np.take(x, np.arange(half), axis=axis)
+    b = np.take(x, np.arange(half, 2 * half), axis=axis)
     return (a * sigmoid(b)).astype(np.float32, copy=False)
 
 

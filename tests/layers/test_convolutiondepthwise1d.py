@@ -9,7 +9,7 @@ import pytest
 
 from tests.layers.gpu_net import check_in_gpu_net, needs_gpu
 from tests.layers.gpu_oracle import check_gpu_vs_ncnn
-from tests.oracle import bin_bytes, check_layer, layer_param_text, rand, raw, run_vkncnn, tagged
+from tests.oracle import bin_bytes, check_layer, layer_param_text, rand, raw, rel_err, run_ncnn, run_vkncnn, tagged
 from vkncnn.errors import ParamError, ShapeError
 from vkncnn.format.paramdict import ParamDict
 from vkncnn.layer import create_layer
@@ -76,6 +76,25 @@ def test_bad_inputs_raise(shape):
         _run(dw1_params(4, 4, 3, 4), dw1_weights(4, 4, 3, 4), [rand(*shape)])
 
 
+def longer_blob(outc, inc, k, group):
+    """Params and weights whose blob holds kernel_w times the weights the input needs, as
+    ncnn's own test writes them (kernel_w squared per filter row)."""
+    size = outc * (inc // group) * k * k
+    return {**dw1_params(outc, inc, k, group), 6: size}, [tagged(rand(size)), raw(rand(outc, seed=1))]
+
+
+@pytest.mark.parametrize("inc,outc,g", [(2, 2, 2), (4, 2, 2), (8, 8, 2), (3, 6, 1)])
+def test_weight_blob_longer_than_the_input_needs(inc, outc, g):
+    """ncnn sizes the groups from the input's channels and reads the head of the weights."""
+    params, weights = longer_blob(outc, inc, 3, g)
+    check_layer(TYPE, params, weights, [rand(inc, 13)])
+
+
+def test_weight_blob_shorter_than_the_input_needs_raises():
+    with pytest.raises(ShapeError):
+        _run(dw1_params(4, 4, 3, 4), dw1_weights(4, 4, 3, 4), [rand(8, 12)])
+
+
 @pytest.mark.parametrize("params", [{0: 6, 1: 3, 6: 18, 7: 4}, {0: 4, 1: 3, 6: 13, 7: 4},
                                     {0: 4, 1: 3, 6: 12, 7: 4, 4: -233, 15: 1}, {0: 4, 1: 3, 6: 12, 7: 4, 9: 9}])
 def test_bad_params_raise(params):
@@ -114,6 +133,20 @@ def _gpu_grid(n=56):
 def test_gpu_grid(monkeypatch, k, extra, inc, outc, g, bias, w):
     check_gpu_vs_ncnn(monkeypatch, ConvolutionDepthWise1D, TYPE, dw1_params(outc, inc, k, g, bias, extra),
                       dw1_weights(outc, inc, k, g, bias, seed=k), [rand(inc, w, seed=w)])
+
+
+@needs_gpu
+@pytest.mark.parametrize("inc,outc,g", [(2, 2, 2), (8, 8, 2), (3, 6, 1)])
+def test_gpu_weight_blob_longer_than_the_input_needs(inc, outc, g):
+    """The uploaded weights are laid out for the blob's channel count: a GPU net runs this
+    layer on the CPU (with a warning), which reads the head of the blob as ncnn does."""
+    params, weights = longer_blob(outc, inc, 3, g)
+    text, wb = layer_param_text(TYPE, params, 1), bin_bytes(weights)
+    feed = {"in0": rand(inc, 13)}
+    want = run_ncnn(text, wb, feed, ["out0"])["out0"]
+    with pytest.warns(RuntimeWarning, match="laid out for"):
+        got = run_vkncnn(text, wb, feed, ["out0"], gpu=True, fp16=False)["out0"]
+    assert rel_err(got, want) <= 1e-4
 
 
 @needs_gpu

@@ -49,6 +49,8 @@ def test_packing_bad_params_and_padding():
         run_layer("Packing", {0: 3}, [], [rand(4, 4)])
     with pytest.raises(ShapeError, match="use_padding"):
         run_layer("Packing", {0: 4, 1: 1}, [], [rand(3, 4, 4)])
+    with pytest.raises(ShapeError, match="use_padding"):
+        run_layer("Packing", {0: 8, 1: 1}, [], [rand(3, 2, 4, 5)])
 
 
 @needs_gpu

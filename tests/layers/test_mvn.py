@@ -4,7 +4,7 @@ import pytest
 
 from tests.layers.typed_oracle import needs_gpu
 from tests.oracle import check_layer, rand
-from vkncnn.errors import ShapeError
+from vkncnn.errors import Error
 from vkncnn.testing import run_layer
 
 SHAPES = [(7,), (5, 13), (3, 6, 7), (1, 5, 5), (4, 3, 5), (8, 3, 5), (12, 4, 4)]
@@ -16,9 +16,14 @@ def test_mvn_matches_ncnn(shape, params):
     check_layer("MVN", params, [], [rand(*shape, lo=-3, hi=5)])
 
 
-def test_mvn_refuses_4d():
-    with pytest.raises(ShapeError, match="MVN"):
-        run_layer("MVN", {}, [], [rand(2, 3, 4, 5)])
+@pytest.mark.parametrize("params", [{}, {0: 1}, {1: 1}, {0: 1, 1: 1}])
+def test_mvn_4d_normalises_each_channel_over_depth_too(params):
+    check_layer("MVN", params, [], [rand(3, 2, 4, 5, lo=-3, hi=5)])
+
+
+def test_mvn_refuses_5d():
+    with pytest.raises(Error):
+        run_layer("MVN", {}, [], [rand(2, 3, 4, 5, 2)])
 
 
 @pytest.mark.parametrize("shape", SHAPES + [(3, 2, 4, 5)])

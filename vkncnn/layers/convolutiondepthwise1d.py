@@ -4,7 +4,8 @@ y = activation(conv1d_groups(pad(x), weight) + bias), as pnnx writes for Conv1d(
 Weights `[group][num_output/group][num_input/group][kernel_w]` are laid out at load as
 one matrix per group; the forward is conv.py's 2-D kernel on one-row planes (one
 multiply-add per tap when each group has one input channel, else one batched matrix
-product). Pads 4/15 explicit or both -233/-234 (SAME), pad_value 18. dynamic_weight
+product). The input's channels size the groups, as in ncnn: a weight blob longer than
+they need is read from its head. Pads 4/15 explicit or both -233/-234 (SAME), pad_value 18. dynamic_weight
 (19) takes weight (num_output, num_input/group, kernel_w) and bias from inputs 1 and 2,
 and runs on numpy; static weights run on the GPU as ConvolutionDepthWise with kernel_h 1.
 """
@@ -24,6 +25,7 @@ from vkncnn.gpu.ops.convolution import (
     sequence_input_planes,
     upload_conv_weights,
 )
+from vkncnn.gpu.vulkan.device_limits import KernelUnsupported
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
 
@@ -65,16 +67,34 @@ class ConvolutionDepthWise1D(Layer):
         if weight.dtype == np.int8:
             raise WeightError("int8 weights, but this layer has no int8 inference")
         self.bias_data = mb.load(self.num_output, 1) if self.bias_term else None
+        self.weight_data = np.asarray(weight, np.float32).reshape(-1)
         self.num_input_g = self.weight_data_size // (self.num_output * self.kernel_w)
         self.weight_mat = conv.prepare_conv_weight(weight, self.num_output, self.group, (1, self.kernel_w))
         return 0
 
+    def _weights_for(self, channels: int) -> tuple:
+        """(weight matrix, input channels per group) for an input of `channels`, sizing the
+        groups from the input as ncnn does: it reads the first num_output * channels/group *
+        kernel_w weights, so a longer weight blob (ncnn's own test sizes it with kernel_w
+        squared) leaves its tail unread. Computed per input, never stored on the layer: one
+        net may serve inputs of several sizes from several threads."""
+        if channels == self.num_input_g * self.group or channels % self.group:
+            return self.weight_mat, self.num_input_g  # the weights' own layout, or check_groups refuses
+        inc_g = channels // self.group
+        need = self.num_output * inc_g * self.kernel_w
+        if need > self.weight_data.size:
+            raise ShapeError(f"input has {channels} channels (rows): {self.group} groups of {inc_g} need "
+                             f"{need} weights, the layer holds {self.weight_data.size}")
+        wmat = conv.prepare_conv_weight(self.weight_data[:need], self.num_output, self.group, (1, self.kernel_w))
+        return wmat, inc_g
+
     def forward_cpu(self, bottoms, opt):
+        x = as_sequence(bottoms[0], self.type)
         if self.dynamic_weight:
             wmat, kernel_w, bias, inc_g = self._dynamic_weights(bottoms)
         else:
-            wmat, kernel_w, bias, inc_g = self.weight_mat, self.kernel_w, self.bias_data, self.num_input_g
-        x = as_sequence(bottoms[0], self.type)
+            wmat, inc_g = self._weights_for(x.shape[0])
+            kernel_w, bias = self.kernel_w, self.bias_data
         check_groups(x.shape[0], inc_g, self.group)
         left, right = conv1d_pads(x.shape[1], kernel_w, self.stride_w, self.dilation_w, self.pad_left, self.pad_right)
         check_elements(x.shape[0] * (x.shape[1] + left + right) * max(1, kernel_w), "the padded input")
@@ -120,6 +140,11 @@ class ConvolutionDepthWise1D(Layer):
     def forward_gpu(self, bottoms, cmd, opt):
         check_weight_storage(self, bottoms[0])
         x, plane = sequence_input_planes(bottoms[0], self.type or "ConvolutionDepthWise1D")
+        if plane.channels % self.group == 0 and plane.channels != self.num_input_g * self.group:
+            # weights uploaded for another channel count: the numpy path reads the blob's head
+            raise KernelUnsupported(f"{self.type} {self.name!r}: its weights were laid out for "
+                                    f"{self.num_input_g * self.group} input channels, the input has "
+                                    f"{plane.channels}")
         check_groups(plane.channels, self.num_input_g, self.group)
         left, right = conv1d_pads(plane.w, self.kernel_w, self.stride_w, self.dilation_w, self.pad_left,
                                   self.pad_right)

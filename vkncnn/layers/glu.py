@@ -1,8 +1,8 @@
 """GLU: split the blob in two halves along `axis` (0, default 0; negative counts from the
 end; a 1-D blob is always split along w) and gate the first with the sigmoid of the second.
 
-ncnn handles dims 1-3; an odd extent along the axis (which ncnn would split with an
-overlap) is refused.
+Dims 1-4, as ncnn. An odd extent along the axis splits as ncnn does: each half has
+extent // 2 entries and the last entry gates nothing.
 """
 
 from vkncnn.cpu_fallback import tensor_ops
@@ -23,12 +23,9 @@ class GLU(Layer):
 
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
-        if not 1 <= x.ndim <= 3:
-            raise ShapeError(f"GLU {self.name!r} takes a 1-3 dim blob (as ncnn), got {x.ndim}-D {x.shape}")
+        if not 1 <= x.ndim <= 4:
+            raise ShapeError(f"GLU {self.name!r} takes a 1-4 dim blob (as ncnn), got {x.ndim}-D {x.shape}")
         axis = 0 if x.ndim == 1 else (self.axis + x.ndim if self.axis < 0 else self.axis)
         if not 0 <= axis < x.ndim:
             raise ShapeError(f"GLU {self.name!r}: axis (0) {self.axis} is outside a {x.ndim}-D blob {x.shape}")
-        if x.shape[axis] % 2:
-            raise ShapeError(f"GLU {self.name!r}: axis {axis} of {x.shape} has odd extent {x.shape[axis]}; "
-                             "it must split into two equal halves")
         return [tensor_ops.glu(x, axis)]

@@ -1,8 +1,9 @@
 """MVN: mean-variance normalisation (Caffe's), per channel or across channels.
 
 Params: 0 normalize_variance 0, 1 across_channels 0, 2 eps 0.0001. y = x - mean, and
-with normalize_variance y / (sqrt(mean(y^2)) + eps). ncnn always outputs a 3-D blob:
-a 1-D (w) input becomes (1, 1, w), a 2-D (h, w) one (1, h, w).
+with normalize_variance y / (sqrt(mean(y^2)) + eps). ncnn outputs a 3-D blob for a 1-3-D
+input: a 1-D (w) input becomes (1, 1, w), a 2-D (h, w) one (1, h, w). A 4-D (c, d, h, w)
+input keeps its shape, each channel's statistics over its d*h*w values.
 """
 
 import numpy as np
@@ -27,11 +28,10 @@ class MVN(Layer):
 
     def forward_cpu(self, bottoms, opt):
         x = np.asarray(bottoms[0], np.float32)
-        if x.ndim == 4:
-            # ncnn's MVN walks w*h values per channel and would drop every depth slice but the first
-            raise ShapeError(f"MVN {self.name!r} takes 1-3-D blobs, got 4-D {x.shape}; reshape it to (c, h, w)")
-        planes = x.reshape((1,) * (3 - x.ndim) + x.shape)
-        c, h, w = planes.shape
-        out = statistics.mvn(planes.reshape(c, h * w), bool(self.normalize_variance),
+        if x.ndim > 4:
+            raise ShapeError(f"MVN {self.name!r} takes 1-4-D blobs, got {x.ndim}-D {x.shape}")
+        planes = x if x.ndim == 4 else x.reshape((1,) * (3 - x.ndim) + x.shape)
+        c = planes.shape[0]
+        out = statistics.mvn(planes.reshape(c, -1), bool(self.normalize_variance),
                              bool(self.across_channels), self.eps)
-        return [out.reshape(c, h, w)]
+        return [out.reshape(planes.shape)]

@@ -35,7 +35,8 @@ class Packing(Layer):
 
     def forward_cpu(self, bottoms, opt):
         x = bottoms[0]
-        if self.use_padding and x.ndim <= 3 and x.shape[0] % self.out_elempack:
+        # the packed axis is numpy's first one at every rank: w (1-D), h (2-D), c (3-D, 4-D)
+        if self.use_padding and x.shape[0] % self.out_elempack:
             raise ShapeError(f"Packing {self.name!r}: use_padding would pad axis 0 of {x.shape} to a multiple "
                              f"of {self.out_elempack} with undefined values")
         return [np.array(x, copy=True)]

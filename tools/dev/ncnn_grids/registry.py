@@ -59,7 +59,20 @@ def grid_cases(type_name: str) -> list:
 
 
 def _load_families() -> None:
-    from . import attention, binary, conv, elementwise, linear, norm, shape, window  # noqa: F401  (they register themselves)
+    from . import (  # noqa: F401  (they register themselves)
+        attention,
+        binary,
+        conv,
+        conv_nd,
+        elementwise,
+        linear,
+        norm,
+        recurrent_quant,
+        shape,
+        shape_misc,
+        vision,
+        window,
+    )
 
 
 def nc(*ncnn_dims) -> tuple:
