@@ -2,7 +2,7 @@
 the Reshape nets of test_mat_batch.cpp), Tile (test_tile.cpp), Flip (test_flip.cpp), Fold
 (test_fold.cpp), Unfold (test_unfold.cpp), Reorg (test_reorg.cpp), CopyTo (test_copyto.cpp,
 test_copyto_1.cpp), Diag (test_diag.cpp), CumulativeSum (test_cumulativesum.cpp), Einsum
-(test_einsum.cpp), GLU (test_glu.cpp).
+(test_einsum.cpp), GLU (test_glu.cpp), Noop (test_noop.cpp), DeepCopy (test_deepcopy.cpp).
 
 test_reshape_oom.cpp and test_tile_oom.cpp repeat shapes of the main grids under an allocator
 that fails: they add no case here.
@@ -253,3 +253,15 @@ def glu(name: str) -> list:
             ((10, 24), 0), ((7, 24), 1), ((128, 22), 0), ((128, 256), 1),
             ((10,), 0), ((20,), 0), ((128,), 0)]
     return [GridCase({0: axis}, [], [nc(*mat)]) for mat, axis in rows]
+
+
+# Noop and DeepCopy (tests/test_noop.cpp, tests/test_deepcopy.cpp): the input back, unchanged,
+# at every rank
+_COPY_MATS = [nc(5, 7, 3, 24), nc(7, 9, 5, 12), nc(3, 5, 4, 13), nc(5, 6, 7, 24), nc(7, 8, 9, 12),
+              nc(3, 4, 5, 13), nc(5, 7, 24), nc(7, 9, 12), nc(3, 5, 13), nc(15, 24), nc(17, 12),
+              nc(19, 15), nc(128), nc(124), nc(127)]
+
+
+@grid("Noop", "DeepCopy")
+def identity_copies(name: str) -> list:
+    return [GridCase({}, [], [m]) for m in _COPY_MATS]
