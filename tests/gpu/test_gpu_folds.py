@@ -1,6 +1,8 @@
-"""An activation layer after a convolution or a Gemm (ReLU, Swish) runs in their dispatch on
-the GPU: one dispatch fewer, the numpy path's answer, fp32 and fp16 storage; a producer with
-an activation of its own keeps the layer apart."""
+"""Layers the GPU planner folds into the dispatch before them, each against the numpy path:
+an activation layer (ReLU, Swish) after a convolution or a Gemm, fp32 and fp16 storage (a
+producer with an activation of its own keeps the layer apart); a decoder's residual add
+after a one-row Gemm, which stands in for the matrix-vector kernel's bias (where the shapes
+do not allow it as the plan records, both layers record on their own)."""
 
 import numpy as np
 import pytest
@@ -29,21 +31,26 @@ def _nets(tmp_path, producer: str, activation: str):
     param = tmp_path / "net.param"
     param.write_text(text)
     weights = random_weights(str(param), seed=4, input_shapes=shape)
-    nets = {}
-    for name, gpu, fp16 in (("cpu", False, False), ("fp32", True, False), ("fp16", True, True)):
-        net = vkncnn.Net()
-        net.opt.use_vulkan_compute = gpu
-        net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
-        net.opt.use_fp16_arithmetic = False
-        net.load_param(str(param))
-        net.load_model(weights)
-        nets[name] = net
+    nets = {name: _load(param, weights, gpu, fp16)
+            for name, gpu, fp16 in (("cpu", False, False), ("fp32", True, False), ("fp16", True, True))}
     return nets, shape
 
 
-def _run(net, x):
+def _load(param, weights: bytes, gpu: bool, fp16: bool = False) -> vkncnn.Net:
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = gpu
+    net.opt.use_fp16_storage = net.opt.use_fp16_packed = fp16
+    net.opt.use_fp16_arithmetic = False
+    net.load_param(str(param))
+    net.load_model(weights)
+    return net
+
+
+def _run(net, x, r=None):
     with net.create_extractor() as ex:
         ex.input("x", vkncnn.Mat(x))
+        if r is not None:
+            ex.input("r", vkncnn.Mat(r))
         y = ex.extract("y")[1].numpy()
         plan = ex._gpu.plans[-1] if ex._gpu is not None else None
     return y, plan
@@ -82,14 +89,45 @@ def test_a_convolution_with_its_own_activation_keeps_the_layer_apart(tmp_path):
     param.write_text(text)
     weights = random_weights(str(param), seed=4, input_shapes=(8, 9, 7))
     x = np.random.default_rng(6).uniform(-3, 3, (8, 9, 7)).astype(np.float32)
-    outs = []
-    for gpu in (False, True):
-        net = vkncnn.Net()
-        net.opt.use_vulkan_compute = gpu
-        net.opt.use_fp16_storage = False
-        net.load_param(str(param))
-        net.load_model(weights)
-        outs.append(_run(net, x)[0])
-        if gpu:
-            assert "act" in [label.split()[1] for label in _dispatch_labels(net, x)]
-    np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-4)
+    cpu, gpu = _load(param, weights, False), _load(param, weights, True)
+    np.testing.assert_allclose(_run(gpu, x)[0], _run(cpu, x)[0], rtol=1e-4, atol=1e-4)
+    assert "act" in [label.split()[1] for label in _dispatch_labels(gpu, x)]
+
+
+# -- a residual add after a one-row Gemm ------------------------------------------------------
+N, K = 24, 32
+RESIDUAL = f"""7767517
+5 5
+Input x 0 1 x
+Input r 0 1 r
+Gemm proj 1 1 x p 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8={N} 9={K}
+BinaryOp add 2 1 r p s 0=0
+ReLU act 1 1 s y
+"""
+
+
+def _residual_nets(tmp_path):
+    param = tmp_path / "res.param"
+    param.write_text(RESIDUAL)
+    weights = random_weights(str(param), seed=2, input_shapes={"x": (1, K), "r": (1, N)})
+    return _load(param, weights, False), _load(param, weights, True)
+
+
+@pytest.mark.parametrize("rows, r_shape, folded", [
+    (1, (1, N), True),     # a decode step: one row, the summand of the output's shape
+    (3, (3, N), False),    # a prefill: several rows take the matrix kernel, the sum its own dispatch
+    (1, (N,), False),      # a 1-D summand broadcasting against (1, N): not a stand-in bias
+])
+def test_residual_sum_after_a_linear_layer(tmp_path, rows, r_shape, folded):
+    cpu, gpu = _residual_nets(tmp_path)
+    rng = np.random.default_rng(rows)
+    x = rng.uniform(-1, 1, (rows, K)).astype(np.float32)
+    r = rng.uniform(-1, 1, r_shape).astype(np.float32)
+    want, _ = _run(cpu, x, r=r)
+    got, plan = _run(gpu, x, r=r)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    names = plan.cmd.dispatch_count
+    if folded:
+        assert names == 1  # gemv with the summand and the ReLU: no BinaryOp, no ReLU dispatch
+    else:
+        assert names >= 3
