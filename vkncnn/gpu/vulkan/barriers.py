@@ -48,9 +48,11 @@ class _State:
         self.visible: set = set()  # (stage, access) pairs the last write was made visible to
 
 
-# what a barrier makes visible: every stage and access a segment's commands use
-ALL_STAGES = COMPUTE | TRANSFER | HOST
-ALL_ACCESS = SHADER_READ | SHADER_WRITE | TRANSFER_READ | TRANSFER_WRITE | HOST_READ
+# what a barrier inside a segment makes visible: every device stage and access its commands
+# use. The host's reads get one barrier of their own at the segment's end (host_barrier):
+# host visibility in every barrier would make each one pay for it.
+DEVICE_STAGES = COMPUTE | TRANSFER
+DEVICE_ACCESS = SHADER_READ | SHADER_WRITE | TRANSFER_READ | TRANSFER_WRITE
 
 
 class BarrierTracker:
@@ -117,7 +119,12 @@ class BarrierTracker:
             src_stages |= state.write_stage | state.read_stages
             src_access |= state.write_access
         self._states.clear()
-        self._emit(cmdbuf, src_stages, ALL_STAGES, src_access, ALL_ACCESS)
+        self._emit(cmdbuf, src_stages, DEVICE_STAGES, src_access, DEVICE_ACCESS)
+
+    def host_barrier(self, cmdbuf) -> None:
+        """End of a segment whose results the host reads after the fence: every write of the
+        segment made visible to the host (the states cannot say which: a barrier forgets them)."""
+        self._emit(cmdbuf, DEVICE_STAGES, HOST, SHADER_WRITE | TRANSFER_WRITE, HOST_READ)
 
     def _emit(self, cmdbuf, src_stages: int, dst_stages: int, src_access: int, dst_access: int) -> None:
         self.barriers += 1

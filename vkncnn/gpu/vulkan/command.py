@@ -38,8 +38,6 @@ from . import device_limits, lifetime
 from .allocator import VkWeightAllocator
 from .barriers import (
     COMPUTE,
-    HOST,
-    HOST_READ,
     SHADER_READ,
     SHADER_WRITE,
     TRANSFER,
@@ -251,7 +249,7 @@ class VkCompute:
         if seg is None:
             return
         if seg.host_reads:  # make the download copies visible to the host after the fence
-            self._tracker.access(seg.cmdbuf, [(bm, HOST, HOST_READ, 0) for bm in seg.host_reads])
+            self._tracker.host_barrier(seg.cmdbuf)
         check(vk.lib.vkEndCommandBuffer(seg.cmdbuf), "vkEndCommandBuffer")
 
     # -- lanes ------------------------------------------------------------------------------
