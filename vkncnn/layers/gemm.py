@@ -210,15 +210,8 @@ class Gemm(Layer):
         `activation` ((type, p0, p1), a folded activation layer's), in the same dispatch."""
         self._check_inputs(bottoms)
         act = tuple(activation) if activation is not None else (0, 0.0, 0.0)
-        if residual is not None:
-            if not self.takes_residual(bottoms, residual):
-                raise GpuError(f"Gemm {self.name!r}: this product cannot take a residual sum")
-            x = as_pack1(bottoms[0], cmd, opt)
-            n, k = self.B_mat.shape[1], self._gpu_matrix(x, "A")[1]
-            top = VkMat.for_numpy_shape((1, n), 1, x.elemsize, cmd.blob_allocator(opt))
-            for n0, weight in self.B_slices:
-                record_gemv(self, cmd, storage_is_fp16(x), x, weight, residual, top, n0, k, activation=act)
-            return [top]
+        if residual is not None and not self.takes_residual(bottoms, residual):
+            raise GpuError(f"Gemm {self.name!r}: this product cannot take a residual sum")
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes
@@ -262,9 +255,10 @@ class Gemm(Layer):
             # a decode step's product: one row times constant weight rows, read once at memory
             # speed by the matrix-vector kernel (C, where present, is the per-column bias)
             top = VkMat.for_numpy_shape((1, n), 1, 2 if fp16 else 4, cmd.blob_allocator(opt))
+            # a folded residual sum has no C to share the bias slot with (accepts_residual)
+            bias = c.mat if c is not None else residual
             for n0, weight in self.B_slices:
-                record_gemv(self, cmd, fp16, a.mat, weight, c.mat if c is not None else None, top, n0, k,
-                            activation=act)
+                record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m
