@@ -7,6 +7,11 @@
 // run of the row), and the lx partial sums meet in shared memory. ly rows per workgroup.
 // (gemm.comp's matrix-vector mode reads scalars and serves any strides; this one needs
 // K % 4 == 0 and a contiguous input, as every flattened blob is.)
+//
+// prenorm folds an RMSNorm of the input row into the product (a decoder's norm before its
+// q, k, v and gate/up products): dot(W[n], x * gamma) / rms(x) is dot(W[n], rmsnorm(x)), and
+// each workgroup finds rms(x) itself, reading the K inputs from the cache, instead of a
+// dispatch of its own and a barrier before the product.
 
 layout (constant_id = 0) const int activation_type = 0;
 layout (constant_id = 1) const float activation_param_0 = 0;
@@ -15,6 +20,8 @@ layout (constant_id = 3) const int bias_term = 0;
 layout (constant_id = 4) const int K4 = 1;          // input length / 4
 layout (constant_id = 5) const int rows = 1;        // rows of this weight slice
 layout (constant_id = 6) const int row_offset = 0;  // the slice's first output (bias and output index)
+layout (constant_id = 7) const int prenorm = 0;     // 1: x / rms(x) is the input, 2: x / rms(x) * gamma
+layout (constant_id = 8) const float prenorm_eps = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -22,6 +29,7 @@ layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; }
 layout (binding = 1) readonly buffer weight_blob { sfpvec4 weight_data[]; };
 layout (binding = 2) readonly buffer bias_blob { sfp bias_data[]; };
 layout (binding = 3) writeonly buffer top_blob { sfp top_blob_data[]; };
+layout (binding = 4) readonly buffer gamma_blob { sfpvec4 gamma_data[]; };
 
 #include "activation.comp"
 
@@ -36,14 +44,42 @@ void main()
     const int group = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
     const int row = group * int(gl_WorkGroupSize.y) + ty;
 
+    const int slot = ty * lx + tx;
+
+    float inv_rms = 1.f;
+    if (prenorm != 0)
+    {
+        const int n = lx * int(gl_WorkGroupSize.y);
+        float squares = 0.f;
+        for (int k4 = slot; k4 < K4; k4 += n)
+        {
+            const vec4 x = vec4(buffer_ld4(bottom_blob_data, k4));
+            squares += dot(x, x);
+        }
+        partial[slot] = squares;
+        barrier();
+        for (int s = n / 2; s > 0; s /= 2)
+        {
+            if (slot < s)
+                partial[slot] += partial[slot + s];
+            barrier();
+        }
+        inv_rms = 1.f / sqrt(partial[0] / float(K4 * 4) + prenorm_eps);
+        barrier();  // partial is reused below
+    }
+
     vec4 acc = vec4(0.f);
     if (row < rows)
     {
         const int base = row * K4;
         for (int k4 = tx; k4 < K4; k4 += lx)
-            acc += vec4(buffer_ld4(weight_data, base + k4)) * vec4(buffer_ld4(bottom_blob_data, k4));
+        {
+            vec4 x = vec4(buffer_ld4(bottom_blob_data, k4));
+            if (prenorm == 2)
+                x *= vec4(buffer_ld4(gamma_data, k4));
+            acc += vec4(buffer_ld4(weight_data, base + k4)) * x;
+        }
     }
-    const int slot = ty * lx + tx;
     partial[slot] = acc.x + acc.y + acc.z + acc.w;
     barrier();
     for (int s = lx / 2; s > 0; s /= 2)
@@ -55,7 +91,7 @@ void main()
     if (tx == 0 && row < rows)
     {
         const int n = row_offset + row;
-        afp v = afp(partial[slot]);
+        afp v = afp(partial[slot] * inv_rms);
         if (bias_term == 1)
             v += buffer_ld1(bias_data, n);
         v = activation_afp(v, activation_type, activation_param_0, activation_param_1);

@@ -2,7 +2,8 @@
 an activation layer (ReLU, Swish) after a convolution or a Gemm, fp32 and fp16 storage (a
 producer with an activation of its own keeps the layer apart); a decoder's residual add
 after a one-row Gemm, which stands in for the matrix-vector kernel's bias (where the shapes
-do not allow it as the plan records, both layers record on their own)."""
+do not allow it as the plan records, both layers record on their own); an RMSNorm read only
+by one-row Gemms, which normalise its input themselves (again only where the shapes allow)."""
 
 import numpy as np
 import pytest
@@ -131,3 +132,53 @@ def test_residual_sum_after_a_linear_layer(tmp_path, rows, r_shape, folded):
         assert names == 1  # gemv with the summand and the ReLU: no BinaryOp, no ReLU dispatch
     else:
         assert names >= 3
+
+
+# -- an RMSNorm before one-row Gemms ----------------------------------------------------------
+PRENORM = f"""7767517
+6 7
+Input x 0 1 x
+RMSNorm norm 1 1 x n 0={K} 1=1e-5 2={{affine}}
+Split split 1 2 n n1 n2
+Gemm q 1 1 n1 y 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8={N} 9={K}
+Gemm k 1 1 n2 g 10=4 2=0 3=1 4=0 5=1 6=1 7=0 8=8 9={K}
+Swish act 1 1 g z
+"""
+
+
+@pytest.mark.parametrize("affine", [1, 0])
+@pytest.mark.parametrize("rows, folded", [
+    (1, True),    # a decode step: both products normalise x themselves
+    (3, False),   # a prefill: the matrix kernel reads the norm's output
+])
+def test_rmsnorm_folds_into_its_gemm_readers(tmp_path, affine, rows, folded):
+    param = tmp_path / "prenorm.param"
+    param.write_text(PRENORM.format(affine=affine))
+    weights = random_weights(str(param), seed=7, input_shapes=(rows, K))
+    cpu = _load(param, weights, False)
+    x = np.random.default_rng(rows).uniform(-2, 2, (rows, K)).astype(np.float32)
+    for fp16, tol in ((False, 1e-4), (True, 2e-2)):
+        gpu = _load(param, weights, True, fp16)
+        for blob in ("y", "z"):
+            with cpu.create_extractor() as ex_c, gpu.create_extractor() as ex_g:
+                ex_c.input("x", vkncnn.Mat(x))
+                ex_g.input("x", vkncnn.Mat(x))
+                np.testing.assert_allclose(ex_g.extract(blob)[1].numpy(), ex_c.extract(blob)[1].numpy(),
+                                           rtol=tol, atol=tol, err_msg=f"{blob} fp16={fp16}")
+        layers = {label.split()[1] for label in _dispatch_labels(gpu, x)}
+        assert ("norm" not in layers) == folded, layers
+
+
+def test_rmsnorm_asked_for_itself_is_not_folded(tmp_path):
+    param = tmp_path / "prenorm.param"
+    param.write_text(PRENORM.format(affine=1))
+    weights = random_weights(str(param), seed=7, input_shapes=(1, K))
+    cpu, gpu = _load(param, weights, False), _load(param, weights, True)
+    x = np.random.default_rng(1).uniform(-2, 2, (1, K)).astype(np.float32)
+    with cpu.create_extractor() as ex_c, gpu.create_extractor() as ex_g:
+        ex_c.input("x", vkncnn.Mat(x))
+        ex_g.input("x", vkncnn.Mat(x))
+        # y first (the norm folded, its blob never made), then the norm's own output
+        np.testing.assert_allclose(ex_g.extract("y")[1].numpy(), ex_c.extract("y")[1].numpy(), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(ex_g.extract("n1")[1].numpy(), ex_c.extract("n1")[1].numpy(),
+                                   rtol=1e-5, atol=1e-5)

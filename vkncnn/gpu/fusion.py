@@ -13,6 +13,14 @@ Two patterns, each saving a dispatch and a barrier, both once per block of a res
                                     bias, when the shapes agree as it records
                                     (takes_residual; otherwise both record on their own)
 
+One pattern folds a layer into its readers instead:
+
+  RMSNorm [-> Split] -> Gemms       a decoder's norm before its q, k, v (or gate and up)
+                                    products: each one-row product normalises the norm's
+                                    input as it reads it (forward_gpu's `prenorm`), when
+                                    every reader takes it as it records (takes_prenorm;
+                                    otherwise the norm and its Splits record as usual)
+
 A layer is folded into its producer only when it is that producer's only reader and the
 producer's output is not the blob asked for: that output is then never stored, so a later
 extract of it records a plan of its own, which computes it. The results are the same
@@ -29,6 +37,7 @@ class Fusions:
         self.activation: dict[int, int] = {}  # producer -> the activation layer it applies
         self.residual: dict[int, tuple] = {}  # convolution -> (Eltwise, other summand blob, activation or None)
         self.folded: set[int] = set()         # layers recorded inside another's dispatch
+        self.prenorm: dict[int, tuple] = {}   # RMSNorm -> (its Gemm readers, the Splits between)
 
     def output_layer(self, li: int) -> int:
         """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
@@ -84,7 +93,42 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
             if act is not None and act not in fusions.folded:
                 fusions.activation[li] = act
                 fusions.folded.add(act)
+
+    for li in schedule:
+        if layers[li].type == "RMSNorm" and on_gpu(layers[li]):
+            readers = _prenorm_readers(layers[li], layers, blobs, position, target, on_gpu)
+            if readers is not None:
+                fusions.prenorm[li] = readers
     return fusions
+
+
+def _prenorm_readers(norm, layers, blobs, position, target, on_gpu):
+    """(Gemm readers, Splits between) of an RMSNorm whose output reaches only Gemms that may
+    take it into their dispatch, or None. No blob on the way may be the target. Readers this
+    plan does not run are no concern: the norm's blob is never stored, so a later extract
+    for them records the norm again."""
+    gemms, splits = [], []
+    pending = list(norm.tops)
+    if len(pending) != 1:
+        return None
+    while pending:
+        bi = pending.pop()
+        if bi == target or not blobs[bi].consumers:
+            return None
+        for reader in blobs[bi].consumers:
+            layer = layers[reader]
+            if reader not in position:
+                continue
+            if not on_gpu(layer):
+                return None
+            if layer.type == "Split":
+                splits.append(reader)
+                pending.extend(layer.tops)
+            elif hasattr(layer, "takes_prenorm") and list(layer.bottoms) == [bi]:
+                gemms.append(reader)
+            else:
+                return None
+    return (gemms, splits) if gemms else None
 
 
 def _is_plain_sum(layer) -> bool:

@@ -95,6 +95,10 @@ class ItemRecorder:
         self.host_slots: dict[int, HostSlot] = {}
         self.owned: set[int] = set()
         self.pending: dict[int, int] = {}
+        # blobs of an RMSNorm folded into its Gemm readers, never made: blob -> (the norm's
+        # input blob, the norm); and the Splits between, which then record nothing
+        self.prenormed: dict[int, tuple] = {}
+        self.skipped: set[int] = set()
 
     # -- where a blob is --------------------------------------------------------------------
     def host_slot(self, bi: int) -> HostSlot:
@@ -145,8 +149,10 @@ class ItemRecorder:
             if by_dispatch:
                 cmd.after_dispatch = (lambda name, label=f"{layer.type} {layer.name}":
                                       plan.timer.mark(cmd, f"{label} {name}"))
-            if li in fusions.folded:
-                pass  # recorded inside the dispatch of the layer before it
+            if li in fusions.folded or li in self.skipped:
+                pass  # recorded inside the dispatch of the layer before it, or those after it
+            elif li in fusions.prenorm and self._fold_prenorm(li, layer, fusions.prenorm[li]):
+                pass  # its Gemm readers normalise its input themselves
             elif self.netgpu.gpu_layer(layer):
                 self._record_gpu_layer(li, layer, fusions)
                 if plan.timer is not None and not by_dispatch:
@@ -189,10 +195,30 @@ class ItemRecorder:
         if uploaded and plan.timer is not None and not by_dispatch:
             plan.timer.mark(cmd, "Input uploads")
 
+    def _fold_prenorm(self, li: int, norm, readers: tuple) -> bool:
+        """Fold RMSNorm `norm` into its Gemm readers if each takes it for these shapes: then
+        the norm and the Splits after it record nothing, and the Gemms read its input."""
+        gemms, splits = readers
+        source = norm.bottoms[0]
+        x = self.on_device(source, self._wanted_elempack(norm, source))
+        if not all(self.graph.layers[g].takes_prenorm(x, norm) for g in gemms):
+            return False
+        for bi in [norm.tops[0]] + [bi for s in splits for bi in self.graph.layers[s].tops]:
+            self.prenormed[bi] = (source, norm)
+        self.skipped.update(splits)
+        # the Gemms read the input in the norm's stead: it lives until the last of them
+        self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + len(gemms)
+        return True
+
     def _record_gpu_layer(self, li, layer, fusions) -> None:
         """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
         layers, opt, cmd = self.graph.layers, self.opt, self.cmd
-        bottoms = [self.on_device(bi, self._wanted_elempack(layer, bi)) for bi in layer.bottoms]
+        folded_in = {}
+        if layer.bottoms and layer.bottoms[0] in self.prenormed:
+            source, folded_in["prenorm"] = self.prenormed[layer.bottoms[0]]
+            bottoms = [self.device[source]]
+        else:
+            bottoms = [self.on_device(bi, self._wanted_elempack(layer, bi)) for bi in layer.bottoms]
         try:
             if li in fusions.residual:
                 eltwise, other, act = fusions.residual[li]
@@ -202,12 +228,12 @@ class ItemRecorder:
                 if takes is not None and not takes(bottoms, residual):
                     self._record_unfolded(li, fusions.residual[li])
                     return
-                tops = layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec)
+                tops = layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec, **folded_in)
             elif li in fusions.activation:
                 spec = layers[fusions.activation[li]].activation_spec()
-                tops = layer.forward_gpu(bottoms, cmd, opt, activation=spec)
+                tops = layer.forward_gpu(bottoms, cmd, opt, activation=spec, **folded_in)
             else:
-                tops = layer.forward_gpu(bottoms, cmd, opt)
+                tops = layer.forward_gpu(bottoms, cmd, opt, **folded_in)
         except KernelUnsupported as e:
             raise LayerToCpu(layer, e) from e
         except Exception as e:
@@ -251,6 +277,10 @@ class ItemRecorder:
 
     def _release_consumed(self, li, target) -> None:
         for bi in self.graph.layers[li].bottoms:
+            if bi in self.prenormed:  # a folded norm's blob: the Gemm read the norm's input
+                if li in self.skipped:
+                    continue
+                bi = self.prenormed[bi][0]
             if bi == target or bi not in self.owned:
                 continue
             left = self.pending.get(bi, len(self.graph.blobs[bi].consumers)) - 1

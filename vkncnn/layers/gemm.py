@@ -202,16 +202,29 @@ class Gemm(Layer):
         return (rows == 1 and self._one_row_of_weights(1, k, None)
                 and tuple(residual.numpy_shape()) == (1, n) and residual.elempack == 1)
 
+    def takes_prenorm(self, x, norm) -> bool:
+        """Record time: can RMSNorm `norm` of the one-row input x (the norm's input, a (k,) or
+        (1, k) blob) fold into this product, the matrix-vector kernel normalising x itself?"""
+        shape = tuple(x.numpy_shape())
+        k = shape[-1] if shape else 0
+        return (len(self.bottoms) == 1 and shape in ((k,), (1, k)) and k == norm.affine_size > 0
+                and self.B_data is not None and self.B_mat.shape[0] == k
+                and self._one_row_of_weights(1, k, None if self.C_data is None else self.C_gpu))
+
     # a following activation layer (ReLU, Swish) may fold into every kernel's epilogue
     takes_gpu_activation = True
 
-    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None):
+    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None, prenorm=None):
         """`residual` (a (1, N) blob, takes_residual) is added to the one-row product before
-        `activation` ((type, p0, p1), a folded activation layer's), in the same dispatch."""
+        `activation` ((type, p0, p1), a folded activation layer's), in the same dispatch.
+        `prenorm` (an RMSNorm layer, takes_prenorm): the input is that norm's input, which
+        the kernel normalises as it reads it."""
         self._check_inputs(bottoms)
         act = tuple(activation) if activation is not None else (0, 0.0, 0.0)
         if residual is not None and not self.takes_residual(bottoms, residual):
             raise GpuError(f"Gemm {self.name!r}: this product cannot take a residual sum")
+        if prenorm is not None and not self.takes_prenorm(bottoms[0], prenorm):
+            raise GpuError(f"Gemm {self.name!r}: this product cannot take the RMSNorm before it")
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes
@@ -257,8 +270,9 @@ class Gemm(Layer):
             top = VkMat.for_numpy_shape((1, n), 1, 2 if fp16 else 4, cmd.blob_allocator(opt))
             # a folded residual sum has no C to share the bias slot with (accepts_residual)
             bias = c.mat if c is not None else residual
+            norm = (prenorm.eps, prenorm.gamma_gpu) if prenorm is not None else None
             for n0, weight in self.B_slices:
-                record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act)
+                record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act, prenorm=norm)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m

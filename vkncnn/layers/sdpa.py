@@ -5,7 +5,9 @@ head] [, past_k, past_v]. With kv_cache the outputs also carry past+current k an
 
 GPU: three dispatches per chunk of heads (shaders/sdpa_*.comp): q k^T * scale + mask into
 an fp32 score buffer (4 x 4 register blocks per invocation), a row softmax in place, then
-P v into the output (4 x 4 blocks again). With
+P v into the output (4 x 4 blocks again). A decode step (a few query rows) takes one
+dispatch instead, a workgroup per head and row (sdpa_decode.comp): the barriers between the
+three steps cost more than their work there. With
 kv_cache, sdpa_kvcat.comp first writes past+current k and v (the extra outputs), and the
 attention reads those. Past k and v kept on the device between steps (KvCacheMat,
 gpu/kv_cache.py) are written in place instead (sdpa_kvcache.comp, at the row the cache's
@@ -21,7 +23,7 @@ from vkncnn.cpu_fallback import llm
 from vkncnn.errors import ShapeError
 from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
-from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline
+from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline, workgroup_cap
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
@@ -33,6 +35,12 @@ SOFTMAX_PER_THREAD_MAX_LEN = 256  # score rows up to this long: one invocation e
 # give the few outputs one long serial loop each (docs/perf-notes.md).
 PV_SPLIT_MAX_ROWS = 4
 PV_SPLIT_LOCAL = 64
+# Up to this many query rows and keys, one dispatch does scores, softmax and P x V
+# (sdpa_decode.comp); its workgroups are only heads x rows, so very long key rows go back
+# to the three steps, whose score and P x V dispatches spread over many more workgroups.
+DECODE_MAX_ROWS = 4
+DECODE_MAX_KEYS = 4096
+DECODE_MAX_D = 256  # sdpa_decode.comp's MAX_D: the q row it keeps in shared memory
 
 
 @register_layer("SDPA")
@@ -98,6 +106,8 @@ class SDPA(Layer):
         self.qk = make("sdpa_qk", (16, 4, 1), [1 if self.attn_mask else 0])
         self.pv = make("sdpa_pv", (16, 4, 1))
         self.pv_split = make("sdpa_pv_split", (PV_SPLIT_LOCAL, 1, 1))  # a workgroup per 4 outputs
+        self.decode_local = workgroup_cap(self.vkdev)
+        self.decode = make("sdpa_decode", (self.decode_local, 1, 1), [1 if self.attn_mask else 0])
         self.softmax_rows = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [1])   # an invocation per row
         self.softmax_group = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [0])  # a workgroup per row
         self.kvcat = make("sdpa_kvcat", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
@@ -180,6 +190,10 @@ class SDPA(Layer):
         scale = self.scale if self.scale != 0 else 1.0 / np.sqrt(d)
         scale = float(np.float32(scale))
         per_group = heads // groups
+        if self._one_dispatch(src, dst, d, dv) and heads:
+            cmd.record_pipeline(self.decode, [q, k, v, mask, out], [src, dst, d, dv, per_group, mask_cstep, scale],
+                                (heads * self.decode_local, src, 1))
+            return [out] + tops
         chunk = max(1, min(heads, SCORES_BYTES // max(1, src * dst * 4)))
         scores = VkMat.create(dst, src, 1, chunk, dims=3, elemsize=4, elempack=1,
                               allocator=cmd.blob_allocator(opt))
@@ -196,6 +210,12 @@ class SDPA(Layer):
                 cmd.record_pipeline(self.pv, [scores, v, out], constants, (-(-dv // 4), -(-src // 4), n))
         scores.release()
         return [out] + tops
+
+    def _one_dispatch(self, src: int, dst: int, d: int, dv: int) -> bool:
+        """sdpa_decode.comp for these shapes? A few query rows, keys up to DECODE_MAX_KEYS,
+        vec4 rows of q and k that fit its shared q row, a value column per invocation."""
+        return (0 < src <= DECODE_MAX_ROWS and 0 < dst <= DECODE_MAX_KEYS and d % 4 == 0 and 0 < d <= DECODE_MAX_D
+                and 0 < dv <= self.decode_local)
 
     def _record_softmax(self, cmd, scores, n_rows: int, row_len: int) -> None:
         """Softmax of each score row in place: an invocation per short row, else a workgroup."""

@@ -128,15 +128,20 @@ def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int, allowed: bool = True) ->
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
-                activation=(0, 0.0, 0.0)) -> None:
+                activation=(0, 0.0, 0.0), prenorm=None) -> None:
     """top[row_offset + r] = act(dot(weight[r], x) + bias[row_offset + r]) for every row r of
     `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
-    (shaders/innerproduct_gemv.comp: vec4 loads, 32 invocations per row)."""
+    (shaders/innerproduct_gemv.comp: vec4 loads, 32 invocations per row).
+
+    prenorm: (eps, gamma VkMat or None) of an RMSNorm over x folded into the product (x is
+    then the norm's input)."""
     rows = weight.numpy_shape()[0]
     lx = 32
     ly = max(1, min(8, workgroup_cap(cmd.vkdev) // lx))  # 8 rows, fewer where 256 invocations do not fit
-    specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset]
+    eps, gamma = prenorm if prenorm is not None else (0.0, None)
+    mode = 0 if prenorm is None else 2 if gamma is not None else 1
+    specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset, mode, float(eps)]
     pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1))
     groups = -(-rows // ly)
     gx = min(groups, 32768)
-    cmd.record_pipeline(pipeline, [x, weight, bias, top], [], (gx * lx, -(-groups // gx) * ly, 1))
+    cmd.record_pipeline(pipeline, [x, weight, bias, top, gamma], [], (gx * lx, -(-groups // gx) * ly, 1))

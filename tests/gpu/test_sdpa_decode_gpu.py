@@ -1,0 +1,64 @@
+"""SDPA of a few query rows in one dispatch (sdpa_decode.comp) equals the numpy path and the
+three-dispatch path it replaces: key rows in one chunk and in several, grouped KV heads,
+masks shared and per head, value widths that leave invocations idle, fp32 and fp16."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.oracle import needs_gpu
+from vkncnn.layers import sdpa
+from vkncnn.testing import FP16_TOLERANCE, rel_err, run_layer, time_layer
+
+pytestmark = [pytest.mark.gpu, needs_gpu]
+
+FP32_TOLERANCE = 2e-4  # sums in another order than numpy's
+
+# (heads, groups, query rows, key rows, d, dv, mask: None, "shared" or "per head")
+CASES = [
+    (4, 4, 1, 7, 8, 8, None),
+    (14, 2, 1, 300, 64, 64, "shared"),     # GQA, as a decoder's step
+    (8, 2, 3, 1500, 64, 64, "per head"),   # two chunks of keys
+    (2, 1, 4, 2049, 128, 96, "shared"),    # three chunks; 96 columns: a partial lane idles
+    (3, 3, 2, 5, 4, 3, None),              # tiny widths
+]
+
+
+def _inputs(heads, groups, src, dst, d, dv, mask, seed=0):
+    rng = np.random.default_rng(seed)
+    q = rng.uniform(-1, 1, (heads, src, d)).astype(np.float32)
+    k = rng.uniform(-1, 1, (groups, dst, d)).astype(np.float32)
+    v = rng.uniform(-1, 1, (groups, dst, dv)).astype(np.float32)
+    if mask is None:
+        return {}, [q, k, v]
+    shape = (src, dst) if mask == "shared" else (heads, src, dst)
+    m = rng.uniform(-2, 0, shape).astype(np.float32)
+    m[..., dst // 2] = -1e30  # a key masked off
+    return {5: 1}, [q, k, v, m]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+def test_one_dispatch_matches_numpy_and_three_steps(case, fp16, monkeypatch):
+    params, inputs = _inputs(*case)
+    want = run_layer("SDPA", params, b"", inputs)[0]
+    tolerance = FP16_TOLERANCE if fp16 else FP32_TOLERANCE
+    fused = run_layer("SDPA", params, b"", inputs, gpu=True, fp16=fp16)[0]
+    assert rel_err(fused, want) < tolerance
+    monkeypatch.setattr(sdpa, "DECODE_MAX_ROWS", 0)
+    steps = run_layer("SDPA", params, b"", inputs, gpu=True, fp16=fp16)[0]
+    assert rel_err(fused, steps) < tolerance
+
+
+def test_a_decode_step_is_one_dispatch():
+    params, inputs = _inputs(14, 2, 1, 300, 64, 64, "shared")
+    shaders = set(time_layer("SDPA", params, b"", inputs, runs=1, warmup=1))
+    assert shaders == {"sdpa_decode"}
+
+
+def test_long_key_rows_and_prefill_keep_three_steps():
+    """Past DECODE_MAX_KEYS keys the three steps' many workgroups win; prefill rows too."""
+    for case in ((2, 1, 1, sdpa.DECODE_MAX_KEYS + 1, 8, 8, None), (2, 1, sdpa.DECODE_MAX_ROWS + 1, 9, 8, 8, None)):
+        shaders = set(time_layer("SDPA", *_inputs(*case)[:1], b"", _inputs(*case)[1], runs=1, warmup=1))
+        assert "sdpa_decode" not in shaders and "sdpa_qk" in shaders, case
