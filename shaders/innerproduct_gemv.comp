@@ -1,3 +1,4 @@
+// variants: BINDINGS=4,7
 #version 450
 
 // InnerProduct of one input vector: y[n] = act(dot(W[n], x) + bias[n]), W stored as rows
@@ -12,6 +13,10 @@
 // q, k, v and gate/up products): dot(W[n], x * gamma) / rms(x) is dot(W[n], rmsnorm(x)), and
 // each workgroup finds rms(x) itself, reading the K inputs from the cache, instead of a
 // dispatch of its own and a barrier before the product.
+//
+// gated multiplies two products of the row: y[n] = act(dot(W[n], x)) * dot(U[n], x_up) (a
+// decoder's gate and up projections and the product of the two), in place of two dispatches,
+// a barrier and the multiply's dispatch. With prenorm, x_up is x.
 
 layout (constant_id = 0) const int activation_type = 0;
 layout (constant_id = 1) const float activation_param_0 = 0;
@@ -22,6 +27,7 @@ layout (constant_id = 5) const int rows = 1;        // rows of this weight slice
 layout (constant_id = 6) const int row_offset = 0;  // the slice's first output (bias and output index)
 layout (constant_id = 7) const int prenorm = 0;     // 1: x / rms(x) is the input, 2: x / rms(x) * gamma
 layout (constant_id = 8) const float prenorm_eps = 0;
+layout (constant_id = 9) const int gated = 0;       // 1: times dot(U[n], x_up)
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -29,11 +35,18 @@ layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; }
 layout (binding = 1) readonly buffer weight_blob { sfpvec4 weight_data[]; };
 layout (binding = 2) readonly buffer bias_blob { sfp bias_data[]; };
 layout (binding = 3) writeonly buffer top_blob { sfp top_blob_data[]; };
+#if BINDINGS > 4
+// prenorm's gamma and the gated product's operands: a variant of their own, so that the plain
+// product binds 4 storage buffers (all that the Android baselines guarantee)
 layout (binding = 4) readonly buffer gamma_blob { sfpvec4 gamma_data[]; };
+layout (binding = 5) readonly buffer up_weight_blob { sfpvec4 up_weight_data[]; };
+layout (binding = 6) readonly buffer up_bottom_blob { sfpvec4 up_bottom_data[]; };
+#endif
 
 #include "activation.comp"
 
 shared float partial[256];
+shared float partial_up[256];
 
 void main()
 {
@@ -69,23 +82,39 @@ void main()
     }
 
     vec4 acc = vec4(0.f);
+    vec4 acc_up = vec4(0.f);
     if (row < rows)
     {
         const int base = row * K4;
         for (int k4 = tx; k4 < K4; k4 += lx)
         {
             vec4 x = vec4(buffer_ld4(bottom_blob_data, k4));
+#if BINDINGS > 4
             if (prenorm == 2)
                 x *= vec4(buffer_ld4(gamma_data, k4));
+#endif
             acc += vec4(buffer_ld4(weight_data, base + k4)) * x;
+#if BINDINGS > 4
+            if (gated == 1)
+            {
+                const vec4 x_up = prenorm != 0 ? x : vec4(buffer_ld4(up_bottom_data, k4));
+                acc_up += vec4(buffer_ld4(up_weight_data, base + k4)) * x_up;
+            }
+#endif
         }
     }
     partial[slot] = acc.x + acc.y + acc.z + acc.w;
+    if (gated == 1)
+        partial_up[slot] = acc_up.x + acc_up.y + acc_up.z + acc_up.w;
     barrier();
     for (int s = lx / 2; s > 0; s /= 2)
     {
         if (tx < s)
+        {
             partial[slot] += partial[slot + s];
+            if (gated == 1)
+                partial_up[slot] += partial_up[slot + s];
+        }
         barrier();
     }
     if (tx == 0 && row < rows)
@@ -95,6 +124,8 @@ void main()
         if (bias_term == 1)
             v += buffer_ld1(bias_data, n);
         v = activation_afp(v, activation_type, activation_param_0, activation_param_1);
+        if (gated == 1)
+            v *= afp(partial_up[slot] * inv_rms);
         buffer_st1(top_blob_data, n, v);
     }
 }

@@ -283,6 +283,61 @@ def test_gpu_kernels_fit_4_storage_buffers(fp16, profile_env, monkeypatch, tmp_p
     assert "winograd_output" in kernels and "convolution_reduce" not in kernels
 
 
+DECODE_FOLDS = """7767517
+11 12
+Input x 0 1 x
+Input q 0 1 q
+Input k 0 1 k
+Input v 0 1 v
+RMSNorm norm 1 1 x n 0=32 1=1e-6 2=1
+Split split 1 2 n n1 n2
+Gemm gate 1 1 n1 g 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8=24 9=32
+Swish act 1 1 g a
+Gemm up 1 1 n2 u 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8=24 9=32
+BinaryOp mul 2 1 a u y 0=2
+SDPA attn 3 1 q k v o
+"""
+
+
+def test_decode_folds_need_more_than_4_storage_buffers(profile_env, tmp_path):
+    """A decode step's folds (RMSNorm and gate into the matrix-vector kernel, attention in one
+    dispatch) bind 5 to 7 storage buffers: under VP_ANDROID_baseline_2022 (4) the layers
+    record apart instead, every one still on the GPU, equal to the numpy path."""
+    from vkncnn.tools.randweights import random_weights
+
+    (tmp_path / "decode.param").write_text(DECODE_FOLDS)
+    weights = random_weights(str(tmp_path / "decode.param"), seed=5, input_shapes={"x": (1, 32)})
+    rng = np.random.default_rng(4)
+    feed = {"x": rng.uniform(-1, 1, (1, 32)), "q": rng.uniform(-1, 1, (4, 1, 8)),
+            "k": rng.uniform(-1, 1, (2, 9, 8)), "v": rng.uniform(-1, 1, (2, 9, 8))}
+    feed = {name: a.astype(np.float32) for name, a in feed.items()}
+
+    def run(gpu):
+        net = vkncnn.Net()
+        net.opt.use_vulkan_compute = gpu
+        net.opt.use_fp16_storage = False
+        net.load_param_mem(DECODE_FOLDS)
+        net.load_model(weights)
+        with net.create_extractor() as ex:
+            for name, a in feed.items():
+                ex.input(name, vkncnn.Mat(a))
+            return [ex.extract(b)[1].numpy() for b in ("y", "o")], net
+
+    want, _ = run(False)
+    for name in ("", "VP_ANDROID_baseline_2022"):
+        info = profile_env(name)
+        got, net = run(True)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
+        assert device_limits.exceeded() == [] and not net.gpu.cpu_layers
+        kernels = {(key[0], dict(key[2]).get("BINDINGS")) for key in instance.get_gpu_device(0).shared_pipelines}
+        folded = {("innerproduct_gemv", 7), ("sdpa_decode", None)}
+        if info.max_per_stage_storage_buffers() >= 7:
+            assert folded <= kernels, kernels
+        else:
+            assert not folded & kernels and ("innerproduct_gemv", 4) in kernels, kernels
+
+
 def test_models_run_under_vulkan_1_0(profile_env):
     """VP_ANDROID_baseline_2021 (Vulkan 1.0): the device starts, every layer runs on the GPU
     from SPIR-V 1.0 modules, and the results are the numpy path's."""

@@ -3,7 +3,8 @@ an activation layer (ReLU, Swish) after a convolution or a Gemm, fp32 and fp16 s
 producer with an activation of its own keeps the layer apart); a decoder's residual add
 after a one-row Gemm, which stands in for the matrix-vector kernel's bias (where the shapes
 do not allow it as the plan records, both layers record on their own); an RMSNorm read only
-by one-row Gemms, which normalise its input themselves (again only where the shapes allow)."""
+by one-row Gemms, which normalise its input themselves, and a gate and an up Gemm whose
+outputs a BinaryOp multiplies, one dispatch for the three (again only where the shapes allow)."""
 
 import numpy as np
 import pytest
@@ -182,3 +183,42 @@ def test_rmsnorm_asked_for_itself_is_not_folded(tmp_path):
         np.testing.assert_allclose(ex_g.extract("y")[1].numpy(), ex_c.extract("y")[1].numpy(), rtol=1e-4, atol=1e-4)
         np.testing.assert_allclose(ex_g.extract("n1")[1].numpy(), ex_c.extract("n1")[1].numpy(),
                                    rtol=1e-5, atol=1e-5)
+
+
+# -- a gate and an up Gemm multiplied ---------------------------------------------------------
+GATED = f"""7767517
+{{count}}
+Input x 0 1 x
+{{norm}}Split split 1 2 n n1 n2
+Gemm gate 1 1 n1 g 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8={N} 9={K}
+Swish act 1 1 g a
+Gemm up 1 1 n2 u 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8={N} 9={K}
+BinaryOp mul 2 1 {{order}} y 0=2
+"""
+
+
+@pytest.mark.parametrize("norm", [False, True], ids=["plain", "rmsnorm"])
+@pytest.mark.parametrize("order", ["a u", "u a"])
+@pytest.mark.parametrize("rows", [1, 3])
+def test_gate_and_up_products_fold_into_one_dispatch(tmp_path, norm, order, rows):
+    norm_line = f"RMSNorm norm 1 1 x n 0={K} 1=1e-6 2=1\n" if norm else ""
+    text = GATED.format(count="7 8" if norm else "6 7", norm=norm_line, order=order)
+    if not norm:
+        text = text.replace("Split split 1 2 n n1 n2", "Split split 1 2 x n1 n2")
+    param = tmp_path / "gated.param"
+    param.write_text(text)
+    weights = random_weights(str(param), seed=3, input_shapes=(rows, K))
+    cpu = _load(param, weights, False)
+    x = np.random.default_rng(rows).uniform(-2, 2, (rows, K)).astype(np.float32)
+    want, _ = _run(cpu, x)
+    for fp16, tol in ((False, 1e-4), (True, 2e-2)):
+        gpu = _load(param, weights, True, fp16)
+        got, _ = _run(gpu, x)
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol, err_msg=f"fp16={fp16}")
+        layers = [label.split()[1] for label in _dispatch_labels(gpu, x)]
+        if rows == 1:
+            # one dispatch, labelled with the product recorded first: the other, the multiply,
+            # the activation and the norm are inside it
+            assert len(layers) == 1 and layers[0] in ("gate", "up"), layers
+        else:
+            assert {"up", "mul"} <= set(layers), layers

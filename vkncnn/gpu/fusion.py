@@ -13,6 +13,11 @@ Two patterns, each saving a dispatch and a barrier, both once per block of a res
                                     bias, when the shapes agree as it records
                                     (takes_residual; otherwise both record on their own)
 
+  Gemm [-> activation],             a decoder's gate and up projections and their product:
+  Gemm -> BinaryOp mul              one matrix-vector dispatch computes both one-row
+                                    products and act(gate) * up (forward_gpu's `gated`,
+                                    when the two take it as they record: takes_gated)
+
 One pattern folds a layer into its readers instead:
 
   RMSNorm [-> Split] -> Gemms       a decoder's norm before its q, k, v (or gate and up)
@@ -38,6 +43,7 @@ class Fusions:
         self.residual: dict[int, tuple] = {}  # convolution -> (Eltwise, other summand blob, activation or None)
         self.folded: set[int] = set()         # layers recorded inside another's dispatch
         self.prenorm: dict[int, tuple] = {}   # RMSNorm -> (its Gemm readers, the Splits between)
+        self.gated: dict[int, tuple] = {}     # the earlier of a gate and up pair -> (gate, up, BinaryOp mul)
 
     def output_layer(self, li: int) -> int:
         """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
@@ -94,12 +100,47 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
                 fusions.activation[li] = act
                 fusions.folded.add(act)
 
+    activation_of = {act: li for li, act in fusions.activation.items()}
+    for li in schedule:
+        if _is_plain_product(layers[li]) and on_gpu(layers[li]):
+            pair = _gated_pair(li, layers, blobs, position, sole_reader, on_gpu, fusions, activation_of)
+            if pair is not None:
+                gate, up = pair
+                fusions.gated[min(gate, up, key=position.get)] = (gate, up, li)
+
     for li in schedule:
         if layers[li].type == "RMSNorm" and on_gpu(layers[li]):
             readers = _prenorm_readers(layers[li], layers, blobs, position, target, on_gpu)
             if readers is not None:
                 fusions.prenorm[li] = readers
     return fusions
+
+
+def _is_plain_product(layer) -> bool:
+    """A BinaryOp multiplying two different blobs (shapes are checked as the plan records)."""
+    return (layer.type == "BinaryOp" and getattr(layer, "op_type", None) == 2 and not getattr(layer, "with_scalar", 0)
+            and len(layer.bottoms) == 2 and layer.bottoms[0] != layer.bottoms[1])
+
+
+def _gated_pair(li, layers, blobs, position, sole_reader, on_gpu, fusions, activation_of):
+    """(gate, up) Gemms whose outputs only BinaryOp `li` multiplies, the gate's through an
+    activation folded into it (if either has one), or None."""
+    sides = []
+    for bi in layers[li].bottoms:
+        producer = blobs[bi].producer
+        if producer not in position:
+            return None
+        gemm = activation_of.get(producer, producer)  # a folded activation stands for its Gemm
+        layer = layers[gemm]
+        if (not hasattr(layer, "takes_gated") or not on_gpu(layer) or gemm in fusions.folded
+                or gemm in fusions.residual or sole_reader(layers[producer]) != li
+                or (gemm != producer and sole_reader(layer) != producer)):
+            return None
+        sides.append((gemm, gemm != producer))
+    (first, first_act), (second, second_act) = sides
+    if first == second or (first_act and second_act):
+        return None
+    return (second, first) if second_act else (first, second)
 
 
 def _prenorm_readers(norm, layers, blobs, position, target, on_gpu):

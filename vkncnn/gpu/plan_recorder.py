@@ -153,6 +153,8 @@ class ItemRecorder:
                 pass  # recorded inside the dispatch of the layer before it, or those after it
             elif li in fusions.prenorm and self._fold_prenorm(li, layer, fusions.prenorm[li]):
                 pass  # its Gemm readers normalise its input themselves
+            elif li in fusions.gated and self._record_gated(fusions.gated[li], fusions):
+                pass  # the gate and up products and their product in one dispatch
             elif self.netgpu.gpu_layer(layer):
                 self._record_gpu_layer(li, layer, fusions)
                 if plan.timer is not None and not by_dispatch:
@@ -210,13 +212,49 @@ class ItemRecorder:
         self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + len(gemms)
         return True
 
+    def _gemm_input(self, layer):
+        """(input VkMat, RMSNorm folded into it or None) of a one-input layer, or None where the
+        input is not made yet."""
+        bi = layer.bottoms[0]
+        if bi in self.prenormed:
+            source, norm = self.prenormed[bi]
+            return self.device[source], norm
+        if bi not in self.device and bi not in self.host:
+            return None
+        return self.on_device(bi, self._wanted_elempack(layer, bi)), None
+
+    def _record_gated(self, pair: tuple, fusions) -> bool:
+        """Gate and up Gemms and the BinaryOp multiplying them as one dispatch, if the two take
+        it for these shapes (Gemm.takes_gated); False leaves each to record on its own."""
+        layers = self.graph.layers
+        gate_li, up_li, mul_li = pair
+        gate, up = layers[gate_li], layers[up_li]
+        inputs = [self._gemm_input(gate), self._gemm_input(up)]
+        if None in inputs:
+            return False
+        (x, norm), (x_up, up_norm) = inputs
+        if norm is not up_norm or not gate.takes_gated(x, up, x_up, norm):
+            return False
+        act = fusions.activation.get(gate_li)
+        spec = layers[act].activation_spec() if act is not None else None
+        try:
+            tops = gate.forward_gpu([x], self.cmd, self.opt, activation=spec, prenorm=norm, gated=(up, x_up))
+        except KernelUnsupported as e:
+            raise LayerToCpu(gate, e) from e
+        except Exception as e:
+            raise layer_failure(gate, e, "on GPU") from e
+        self.device[layers[mul_li].tops[0]] = tops[0]
+        self.owned.add(layers[mul_li].tops[0])
+        self.skipped.update({gate_li, up_li, mul_li})
+        return True
+
     def _record_gpu_layer(self, li, layer, fusions) -> None:
         """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
         layers, opt, cmd = self.graph.layers, self.opt, self.cmd
         folded_in = {}
         if layer.bottoms and layer.bottoms[0] in self.prenormed:
-            source, folded_in["prenorm"] = self.prenormed[layer.bottoms[0]]
-            bottoms = [self.device[source]]
+            bottoms = [None]
+            bottoms[0], folded_in["prenorm"] = self._gemm_input(layer)
         else:
             bottoms = [self.on_device(bi, self._wanted_elempack(layer, bi)) for bi in layer.bottoms]
         try:
@@ -278,7 +316,7 @@ class ItemRecorder:
     def _release_consumed(self, li, target) -> None:
         for bi in self.graph.layers[li].bottoms:
             if bi in self.prenormed:  # a folded norm's blob: the Gemm read the norm's input
-                if li in self.skipped:
+                if self.graph.layers[li].type == "Split":
                     continue
                 bi = self.prenormed[bi][0]
             if bi == target or bi not in self.owned:

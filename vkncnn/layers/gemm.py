@@ -23,7 +23,7 @@ import numpy as np
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import GpuError, ParamError, ShapeError, WeightError
 from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16
-from vkncnn.gpu.ops.matrix_product import GemmOperand, record_gemm, record_gemv, upload_row_slices
+from vkncnn.gpu.ops.matrix_product import GemmOperand, gemv_folds_fit, record_gemm, record_gemv, upload_row_slices
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
@@ -208,23 +208,43 @@ class Gemm(Layer):
         shape = tuple(x.numpy_shape())
         k = shape[-1] if shape else 0
         return (len(self.bottoms) == 1 and shape in ((k,), (1, k)) and k == norm.affine_size > 0
+                and gemv_folds_fit(self.vkdev)
                 and self.B_data is not None and self.B_mat.shape[0] == k
                 and self._one_row_of_weights(1, k, None if self.C_data is None else self.C_gpu))
+
+    def takes_gated(self, x, up, x_up, prenorm=None) -> bool:
+        """Record time: can Gemm `up` (reading x_up) fold into this one (reading x), the
+        kernel giving act(this) * up, as a following BinaryOp mul would? Both one-row
+        products without C, of the same sizes, their weights in one slice each; with
+        `prenorm` both read that norm's input."""
+        def one_row(gemm, blob) -> bool:
+            if prenorm is not None:
+                return gemm.takes_prenorm(blob, prenorm)
+            if len(gemm.bottoms) != 1:
+                return False
+            rows, k, _ = gemm._gpu_matrix(blob, "A")
+            return rows == 1 and gemm.B_data is not None and gemm._one_row_of_weights(1, k, None)
+        return (isinstance(up, Gemm) and self.C_data is None and up.C_data is None and gemv_folds_fit(self.vkdev)
+                and one_row(self, x) and one_row(up, x_up) and self.B_mat.shape == up.B_mat.shape
+                and len(self.B_slices) == 1 and len(up.B_slices) == 1)
 
     # a following activation layer (ReLU, Swish) may fold into every kernel's epilogue
     takes_gpu_activation = True
 
-    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None, prenorm=None):
+    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None, prenorm=None, gated=None):
         """`residual` (a (1, N) blob, takes_residual) is added to the one-row product before
         `activation` ((type, p0, p1), a folded activation layer's), in the same dispatch.
         `prenorm` (an RMSNorm layer, takes_prenorm): the input is that norm's input, which
-        the kernel normalises as it reads it."""
+        the kernel normalises as it reads it. `gated` ((Gemm, its input), takes_gated): the
+        output is act(this product) times that one's."""
         self._check_inputs(bottoms)
         act = tuple(activation) if activation is not None else (0, 0.0, 0.0)
         if residual is not None and not self.takes_residual(bottoms, residual):
             raise GpuError(f"Gemm {self.name!r}: this product cannot take a residual sum")
         if prenorm is not None and not self.takes_prenorm(bottoms[0], prenorm):
             raise GpuError(f"Gemm {self.name!r}: this product cannot take the RMSNorm before it")
+        if gated is not None and not self.takes_gated(bottoms[0], *gated, prenorm):
+            raise GpuError(f"Gemm {self.name!r}: this product cannot take Gemm {gated[0].name!r} as its gate")
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes
@@ -271,8 +291,11 @@ class Gemm(Layer):
             # a folded residual sum has no C to share the bias slot with (accepts_residual)
             bias = c.mat if c is not None else residual
             norm = (prenorm.eps, prenorm.gamma_gpu) if prenorm is not None else None
+            up = None
+            if gated is not None:  # one slice each (takes_gated); with prenorm both read a.mat
+                up = (gated[0].B_slices[0][1], None if norm else as_pack1(gated[1], cmd, opt))
             for n0, weight in self.B_slices:
-                record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act, prenorm=norm)
+                record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act, prenorm=norm, up=up)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m

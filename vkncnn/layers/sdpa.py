@@ -41,6 +41,7 @@ PV_SPLIT_LOCAL = 64
 DECODE_MAX_ROWS = 4
 DECODE_MAX_KEYS = 4096
 DECODE_MAX_D = 256  # sdpa_decode.comp's MAX_D: the q row it keeps in shared memory
+DECODE_BINDINGS = 5  # q, k, v, mask, out: devices with 4 storage buffers keep the three steps
 
 
 @register_layer("SDPA")
@@ -107,7 +108,8 @@ class SDPA(Layer):
         self.pv = make("sdpa_pv", (16, 4, 1))
         self.pv_split = make("sdpa_pv_split", (PV_SPLIT_LOCAL, 1, 1))  # a workgroup per 4 outputs
         self.decode_local = workgroup_cap(self.vkdev)
-        self.decode = make("sdpa_decode", (self.decode_local, 1, 1), [1 if self.attn_mask else 0])
+        fits = self.vkdev.info.max_per_stage_storage_buffers() >= DECODE_BINDINGS
+        self.decode = make("sdpa_decode", (self.decode_local, 1, 1), [1 if self.attn_mask else 0]) if fits else None
         self.softmax_rows = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [1])   # an invocation per row
         self.softmax_group = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [0])  # a workgroup per row
         self.kvcat = make("sdpa_kvcat", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
@@ -215,7 +217,7 @@ class SDPA(Layer):
         """sdpa_decode.comp for these shapes? A few query rows, keys up to DECODE_MAX_KEYS,
         vec4 rows of q and k that fit its shared q row, a value column per invocation."""
         return (0 < src <= DECODE_MAX_ROWS and 0 < dst <= DECODE_MAX_KEYS and d % 4 == 0 and 0 < d <= DECODE_MAX_D
-                and 0 < dv <= self.decode_local)
+                and 0 < dv <= self.decode_local and self.decode is not None)
 
     def _record_softmax(self, cmd, scores, n_rows: int, row_len: int) -> None:
         """Softmax of each score row in place: an invocation per short row, else a workgroup."""
