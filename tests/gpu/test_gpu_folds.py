@@ -4,7 +4,9 @@ producer with an activation of its own keeps the layer apart); a decoder's resid
 after a one-row Gemm, which stands in for the matrix-vector kernel's bias (where the shapes
 do not allow it as the plan records, both layers record on their own); an RMSNorm read only
 by one-row Gemms, which normalise its input themselves, and a gate and an up Gemm whose
-outputs a BinaryOp multiplies, one dispatch for the three (again only where the shapes allow)."""
+outputs a BinaryOp multiplies, one dispatch for the three (again only where the shapes allow);
+and the ExpandDims -> Tile -> Reshape that repeats kv heads before an SDPA, which only folds
+where it repeats whole heads (the decoders' tests in tests/models/test_llm_decode.py run it)."""
 
 import numpy as np
 import pytest
@@ -222,3 +224,31 @@ def test_gate_and_up_products_fold_into_one_dispatch(tmp_path, norm, order, rows
             assert len(layers) == 1 and layers[0] in ("gate", "up"), layers
         else:
             assert {"up", "mul"} <= set(layers), layers
+
+
+# -- kv heads repeated before an SDPA ---------------------------------------------------------
+def _chain(tile_repeats: str, reshape: str):
+    net = vkncnn.Net()
+    net.opt.use_vulkan_compute = False
+    net.load_param_mem(f"""7767517
+4 4
+Input in 0 1 x
+ExpandDims e 1 1 x a -23303=1,1
+Tile t 1 1 a b -23302={tile_repeats}
+Reshape r 1 1 b y {reshape}
+""")
+    net.load_model(vkncnn.DataReaderFromEmpty())
+    return [layer for layer in net.layers() if layer.type != "Input"], net.opt
+
+
+@pytest.mark.parametrize("repeats, reshape, shape, want", [
+    ("4,1,7,1,1", "0=64 1=-1 2=14", (2, 1, 64), 7),    # qwen2.5: 2 kv heads for 14 query heads
+    ("4,1,3,1,1", "0=8 1=-1 2=6", (2, 5, 8), 3),       # several rows (a prefill)
+    ("4,1,1,1,2", "0=16 1=-1 2=2", (2, 1, 8), None),   # each row doubled along its width
+    ("4,2,1,1,1", "0=8 1=-1 2=4", (2, 1, 8), None),    # the heads tiled [0 1 0 1], not repeated
+])
+def test_head_repeat_is_proven_on_an_index_array(repeats, reshape, shape, want):
+    from vkncnn.gpu.plan_recorder import _repeat_of
+
+    chain, opt = _chain(repeats, reshape)
+    assert _repeat_of(shape, chain, opt) == want

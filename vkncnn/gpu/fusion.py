@@ -26,6 +26,13 @@ One pattern folds a layer into its readers instead:
                                     every reader takes it as it records (takes_prenorm;
                                     otherwise the norm and its Splits record as usual)
 
+  ExpandDims -> Tile -> Reshape     a decoder's kv heads repeated for grouped-query
+    -> SDPA k or v                  attention, before an SDPA whose KV cache lives on the
+                                    device: the cache write reads each head `repeat`
+                                    times instead (forward_gpu's `repeat_heads`), when the
+                                    three layers prove, as the plan records, to repeat
+                                    whole heads of the input (_repeats_heads)
+
 A layer is folded into its producer only when it is that producer's only reader and the
 producer's output is not the blob asked for: that output is then never stored, so a later
 extract of it records a plan of its own, which computes it. The results are the same
@@ -44,6 +51,7 @@ class Fusions:
         self.folded: set[int] = set()         # layers recorded inside another's dispatch
         self.prenorm: dict[int, tuple] = {}   # RMSNorm -> (its Gemm readers, the Splits between)
         self.gated: dict[int, tuple] = {}     # the earlier of a gate and up pair -> (gate, up, BinaryOp mul)
+        self.repeat: dict[int, tuple] = {}    # ExpandDims -> (Tile, Reshape, SDPA, input slot)
 
     def output_layer(self, li: int) -> int:
         """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
@@ -109,6 +117,14 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
                 fusions.gated[min(gate, up, key=position.get)] = (gate, up, li)
 
     for li in schedule:
+        layer = layers[li]
+        if layer.type == "SDPA" and on_gpu(layer) and getattr(layer, "kv_cache", 0):
+            for slot in (1, 2):
+                chain = _head_repeat_chain(layer.bottoms[slot], layers, blobs, position, sole_reader, on_gpu)
+                if chain is not None and sole_reader(layers[chain[2]]) == li:
+                    fusions.repeat[chain[0]] = (chain[1], chain[2], li, slot)
+
+    for li in schedule:
         if layers[li].type == "RMSNorm" and on_gpu(layers[li]):
             readers = _prenorm_readers(layers[li], layers, blobs, position, target, on_gpu)
             if readers is not None:
@@ -141,6 +157,21 @@ def _gated_pair(li, layers, blobs, position, sole_reader, on_gpu, fusions, activ
     if first == second or (first_act and second_act):
         return None
     return (second, first) if second_act else (first, second)
+
+
+def _head_repeat_chain(bi, layers, blobs, position, sole_reader, on_gpu):
+    """(ExpandDims, Tile, Reshape) producing blob bi, each the only reader of the one before,
+    or None. Whether they repeat whole heads is checked as the plan records."""
+    chain = []
+    for kind in ("Reshape", "Tile", "ExpandDims"):
+        li = blobs[bi].producer
+        if li not in position or layers[li].type != kind or len(layers[li].bottoms) != 1 or not on_gpu(layers[li]):
+            return None
+        if chain and sole_reader(layers[li]) != chain[-1]:
+            return None
+        chain.append(li)
+        bi = layers[li].bottoms[0]
+    return tuple(reversed(chain))
 
 
 def _prenorm_readers(norm, layers, blobs, position, target, on_gpu):

@@ -18,6 +18,7 @@ import numpy as np
 from ..errors import LayerError
 from ..layer import layer_failure
 from .fusion import Fusions, plan_fusions
+from .kv_cache import KvCacheMat
 from .vulkan import lifetime
 from .vulkan.command import HostSlot
 from .vulkan.device_limits import KernelUnsupported
@@ -99,6 +100,9 @@ class ItemRecorder:
         # input blob, the norm); and the Splits between, which then record nothing
         self.prenormed: dict[int, tuple] = {}
         self.skipped: set[int] = set()
+        # blobs of a head-repeating chain folded into an SDPA's cache write, never made:
+        # blob -> (the chain's input blob, the repeat, that input as the SDPA reads it)
+        self.repeated: dict[int, tuple] = {}
 
     # -- where a blob is --------------------------------------------------------------------
     def host_slot(self, bi: int) -> HostSlot:
@@ -155,6 +159,8 @@ class ItemRecorder:
                 pass  # its Gemm readers normalise its input themselves
             elif li in fusions.gated and self._record_gated(fusions.gated[li], fusions):
                 pass  # the gate and up products and their product in one dispatch
+            elif li in fusions.repeat and self._fold_repeat(layer, fusions.repeat[li]):
+                pass  # the SDPA's cache write repeats the heads itself
             elif self.netgpu.gpu_layer(layer):
                 self._record_gpu_layer(li, layer, fusions)
                 if plan.timer is not None and not by_dispatch:
@@ -212,6 +218,27 @@ class ItemRecorder:
         self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + len(gemms)
         return True
 
+    def _fold_repeat(self, expand, chain: tuple) -> bool:
+        """Fold ExpandDims -> Tile -> Reshape into the SDPA after them if the SDPA writes a
+        device KV cache and the three repeat whole heads of their input (evaluated on an
+        index array of its shape): the Tile and the Reshape then record nothing."""
+        tile_li, reshape_li, sdpa_li, slot = chain
+        layers = self.graph.layers
+        sdpa, source = layers[sdpa_li], expand.bottoms[0]
+        cache = sdpa.bottoms[(4 if sdpa.attn_mask else 3) + slot - 1]
+        made = source in self.device or source in self.host
+        if not made or not isinstance(self.device.get(cache), KvCacheMat):
+            return False
+        x = self.on_device(source, self._wanted_elempack(sdpa, source))
+        repeat = _repeat_of(tuple(x.numpy_shape()), [expand, layers[tile_li], layers[reshape_li]], self.opt)
+        if repeat is None:
+            return False
+        self.repeated[layers[reshape_li].tops[0]] = (source, repeat, x)
+        self.skipped.update((tile_li, reshape_li))
+        # the SDPA reads the input in the chain's stead: it lives until then
+        self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + 1
+        return True
+
     def _gemm_input(self, layer):
         """(input VkMat, RMSNorm folded into it or None) of a one-input layer, or None where the
         input is not made yet."""
@@ -256,7 +283,13 @@ class ItemRecorder:
             bottoms = [None]
             bottoms[0], folded_in["prenorm"] = self._gemm_input(layer)
         else:
-            bottoms = [self.on_device(bi, self._wanted_elempack(layer, bi)) for bi in layer.bottoms]
+            bottoms = []
+            for slot, bi in enumerate(layer.bottoms):
+                if bi in self.repeated:  # a folded head repeat: its input, and how often
+                    _, folded_in.setdefault("repeat_heads", {})[slot], x = self.repeated[bi]
+                    bottoms.append(x)
+                else:
+                    bottoms.append(self.on_device(bi, self._wanted_elempack(layer, bi)))
         try:
             if li in fusions.residual:
                 eltwise, other, act = fusions.residual[li]
@@ -319,6 +352,8 @@ class ItemRecorder:
                 if self.graph.layers[li].type == "Split":
                     continue
                 bi = self.prenormed[bi][0]
+            elif bi in self.repeated:  # a folded head repeat's blob: the SDPA read its input
+                bi = self.repeated[bi][0]
             if bi == target or bi not in self.owned:
                 continue
             left = self.pending.get(bi, len(self.graph.blobs[bi].consumers)) - 1
@@ -342,6 +377,30 @@ class ItemRecorder:
         else:
             return 1
         return 4 if axis % 4 == 0 else 1
+
+
+# a head-repeating chain is evaluated on an index array of its input's shape, up to this many
+# values (a decode step's few rows; a long prefill keeps the Tile a dispatch of its own)
+REPEAT_CHECK_MAX_VALUES = 1 << 16
+
+
+def _repeat_of(shape: tuple, chain: list, opt) -> int | None:
+    """r if the layers of `chain`, applied to a (heads, rows, width) blob, give each head r
+    times in a row (numpy's repeat along axis 0), else None."""
+    size = int(np.prod(shape))
+    if len(shape) != 3 or not 0 < size <= REPEAT_CHECK_MAX_VALUES:
+        return None
+    index = np.arange(size, dtype=np.float32).reshape(shape)
+    out = index
+    try:
+        for layer in chain:
+            out = layer.forward_cpu([out], opt)[0]
+    except Exception:  # the chain does not take this shape: nothing to fold
+        return None
+    if out.ndim != 3 or out.shape[1:] != shape[1:] or out.shape[0] % shape[0]:
+        return None
+    repeat = out.shape[0] // shape[0]
+    return repeat if np.array_equal(out, np.repeat(index, repeat, axis=0)) else None
 
 
 def by_level(graph, schedule: list) -> list:

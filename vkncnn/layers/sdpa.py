@@ -20,7 +20,7 @@ Everything is pack1 (the runtime repacks inputs); int8_scale_term runs on the CP
 import numpy as np
 
 from vkncnn.cpu_fallback import llm
-from vkncnn.errors import ShapeError
+from vkncnn.errors import GpuError, ShapeError
 from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline, workgroup_cap
@@ -116,9 +116,10 @@ class SDPA(Layer):
         self.kvwrite = make("sdpa_kvcache", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
         return 0
 
-    def _write_device_cache(self, cmd, cache, cur, groups: int, width: int, what: str):
+    def _write_device_cache(self, cmd, cache, cur, groups: int, width: int, what: str, repeat: int = 1):
         """The current rows written in place into a cache kept on the device; returns the
-        whole cache, (groups, capacity, width), as the attention's k or v and the extra output."""
+        whole cache, (groups, capacity, width), as the attention's k or v and the extra output.
+        repeat > 1: cur holds groups / repeat heads, each written to `repeat` cache heads."""
         if not isinstance(cache, KvCacheMat):
             raise ShapeError(f"SDPA past_{what}: past_k and past_v are both device KV caches or neither, "
                              f"got a {type(cache).__name__}")
@@ -131,7 +132,7 @@ class SDPA(Layer):
             raise ShapeError(f"SDPA: {cur_rows} new rows do not fit device KV cache {cache.name!r} of "
                              f"{cache.h} rows")
         total = groups * cur_rows * width
-        cmd.record_pipeline(self.kvwrite, [cur, cache, cache.position], [total, cur_rows, width, cache.h],
+        cmd.record_pipeline(self.kvwrite, [cur, cache, cache.position], [total, cur_rows, width, cache.h, repeat],
                             rows.flat_dispatch(total))
         return cache.reshape(cache.w, cache.h, 1, cache.c, dims=3)  # a view: the plan's blob, the cache's buffer
 
@@ -150,10 +151,20 @@ class SDPA(Layer):
                             [total, past_rows, cur_rows, width], rows.flat_dispatch(total))
         return top
 
-    def forward_gpu(self, bottoms, cmd, opt):
+    def forward_gpu(self, bottoms, cmd, opt, repeat_heads=None):
+        """repeat_heads ({1: r, 2: r}, k's and v's): that input holds its heads once, and
+        stands for each head repeated r times (a Tile before it folded into the device KV
+        cache's write, the only reader of k and v here)."""
         self._check_inputs(bottoms)
         q, k, v = bottoms[0], bottoms[1], bottoms[2]
+        repeat = {1: 1, 2: 1, **(repeat_heads or {})}
         qs, ks, vs = q.numpy_shape(), k.numpy_shape(), v.numpy_shape()
+        if repeat != {1: 1, 2: 1}:
+            past = 4 if self.attn_mask else 3
+            if not (self.kv_cache and all(isinstance(b, KvCacheMat) for b in bottoms[past:past + 2])):
+                raise GpuError(f"SDPA {self.name!r}: repeated kv heads need the device KV cache")
+            ks = (ks[0] * repeat[1],) + tuple(ks[1:])
+            vs = (vs[0] * repeat[2],) + tuple(vs[1:])
         if (len(qs) != 3 or len(ks) != 3 or len(vs) != 3 or not ks[0] or qs[0] % ks[0] or qs[2] != ks[2]
                 or vs[0] != ks[0] or vs[1] != ks[1]):
             raise ShapeError(f"SDPA expects q (heads,src,d), k (groups,dst,d), v (groups,dst,dv) with "
@@ -165,8 +176,8 @@ class SDPA(Layer):
         on_device = self.kv_cache and any(isinstance(b, KvCacheMat) for b in bottoms[past:past + 2])
         if self.kv_cache:
             if on_device:
-                k = self._write_device_cache(cmd, bottoms[past], k, groups, d, "k")
-                v = self._write_device_cache(cmd, bottoms[past + 1], v, groups, dv, "v")
+                k = self._write_device_cache(cmd, bottoms[past], k, groups, d, "k", repeat[1])
+                v = self._write_device_cache(cmd, bottoms[past + 1], v, groups, dv, "v", repeat[2])
             else:
                 k = self._concat_cache(cmd, opt, bottoms[past], k, groups, d, "k")
                 v = self._concat_cache(cmd, opt, bottoms[past + 1], v, groups, dv, "v")
