@@ -15,6 +15,8 @@ weights, so a case takes seconds; `-m slow` adds every decoder, and full depth.
   own one-shot prefill (exact: the caches are the keys and values, only split in time).
 """
 
+from collections import Counter
+
 import numpy as np
 import pytest
 
@@ -96,6 +98,30 @@ def test_gpu_device_cache_decode_matches_numpy(name, blocks, fp16, tol, tmp_path
         assert rel_err(got, want) <= tol, f"out0 of step {step}"
     for name_, got, want in zip(dec.cache_names, dec.caches(), want_caches):
         assert got.shape == want.shape and rel_err(got, want) <= tol, f"cache {name_}"
+
+
+@pytest.mark.gpu
+def test_device_cache_decode_step_folds(tmp_path_factory):
+    """A decode step with the caches on the device, by the layers that dispatch: per block q,
+    k, v, o, gate (with up and their product) and down products, two RoPEs and one attention
+    dispatch, which also writes the caches; the norms, the kv-head Tiles, the residual adds
+    and the multiply fold away (the final norm, read by no product, stays)."""
+    path, weights = _decoder("qwen2.5_0.5b", 2, tmp_path_factory)
+    gpu = VkncnnDecoder(path, weights, gpu=True, fp16=True)
+    if gpu.net.gpu is None:
+        pytest.skip("no Vulkan device")
+    dec = Decoder(gpu.net, capacity=16)
+    feeds = sequence_feeds("qwen2.5_0.5b", [PREFILL, 1, 1])
+    for f in feeds[:2]:
+        dec.step(f["in0"], f["in1"], f["in2"], f["in3"])
+    gpu.net.gpu.release_plans()  # a cached plan replays without timestamps
+    gpu.net.gpu.profile = "dispatches"
+    f = feeds[2]
+    dec.step(f["in0"], f["in1"], f["in2"], f["in3"])
+    labels = list(gpu.net.gpu.layer_times)  # "Type name shader", one per layer and shader
+    layers = Counter(label.split()[0] for label in labels)
+    assert {label.split()[-1] for label in labels if label.startswith("SDPA")} == {"sdpa_decode"}
+    assert layers == {"Gemm": 12, "RotaryEmbed": 4, "SDPA": 2, "RMSNorm": 1}, layers
 
 
 @pytest.mark.parametrize("name,blocks", _models(2) + _models(None))

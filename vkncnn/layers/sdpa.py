@@ -11,8 +11,9 @@ three steps cost more than their work there. With
 kv_cache, sdpa_kvcat.comp first writes past+current k and v (the extra outputs), and the
 attention reads those. Past k and v kept on the device between steps (KvCacheMat,
 gpu/kv_cache.py) are written in place instead (sdpa_kvcache.comp, at the row the cache's
-position buffer names); the attention then reads every row of the cache's capacity, the
-mask hiding those past its length, and the extra outputs are the caches themselves.
+position buffer names; a decode step's single dispatch writes them itself); the attention
+then reads every row of the cache's capacity, the mask hiding those past its length, and
+the extra outputs are the caches themselves.
 Heads are processed in chunks so the score buffer stays bounded.
 Everything is pack1 (the runtime repacks inputs); int8_scale_term runs on the CPU.
 """
@@ -41,7 +42,10 @@ PV_SPLIT_LOCAL = 64
 DECODE_MAX_ROWS = 4
 DECODE_MAX_KEYS = 4096
 DECODE_MAX_D = 256  # sdpa_decode.comp's MAX_D: the q row it keeps in shared memory
-DECODE_BINDINGS = 5  # q, k, v, mask, out: devices with 4 storage buffers keep the three steps
+# storage buffers of sdpa_decode.comp: q, k, v, mask, out; with WRITE (the step's rows go
+# into a device KV cache in the same dispatch) also the step's k and v and the position.
+# Devices with fewer keep the three steps, or the cache write as a dispatch of its own.
+DECODE_BINDINGS = {0: 5, 1: 8}
 
 
 @register_layer("SDPA")
@@ -108,18 +112,25 @@ class SDPA(Layer):
         self.pv = make("sdpa_pv", (16, 4, 1))
         self.pv_split = make("sdpa_pv_split", (PV_SPLIT_LOCAL, 1, 1))  # a workgroup per 4 outputs
         self.decode_local = workgroup_cap(self.vkdev)
-        fits = self.vkdev.info.max_per_stage_storage_buffers() >= DECODE_BINDINGS
-        self.decode = make("sdpa_decode", (self.decode_local, 1, 1), [1 if self.attn_mask else 0]) if fits else None
+        buffers = self.vkdev.info.max_per_stage_storage_buffers()
+
+        def decode(write: int):
+            if buffers < DECODE_BINDINGS[write] or (write and not self.kv_cache):
+                return None
+            return shader_pipeline(self.vkdev, "sdpa_decode", fp16, [1 if self.attn_mask else 0],
+                                   (self.decode_local, 1, 1), {"WRITE": write})
+
+        self.decode, self.decode_write = decode(0), decode(1)
         self.softmax_rows = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [1])   # an invocation per row
         self.softmax_group = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [0])  # a workgroup per row
         self.kvcat = make("sdpa_kvcat", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
         self.kvwrite = make("sdpa_kvcache", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
         return 0
 
-    def _write_device_cache(self, cmd, cache, cur, groups: int, width: int, what: str, repeat: int = 1):
-        """The current rows written in place into a cache kept on the device; returns the
-        whole cache, (groups, capacity, width), as the attention's k or v and the extra output.
-        repeat > 1: cur holds groups / repeat heads, each written to `repeat` cache heads."""
+    def _device_cache(self, cache, cur, groups: int, width: int, what: str):
+        """A cache kept on the device, checked against the step's rows `cur` and bound to its
+        heads and width: the whole cache, (groups, capacity, width), as the attention's k or v
+        and the extra output."""
         if not isinstance(cache, KvCacheMat):
             raise ShapeError(f"SDPA past_{what}: past_k and past_v are both device KV caches or neither, "
                              f"got a {type(cache).__name__}")
@@ -131,10 +142,15 @@ class SDPA(Layer):
         if cur_rows > cache.h:
             raise ShapeError(f"SDPA: {cur_rows} new rows do not fit device KV cache {cache.name!r} of "
                              f"{cache.h} rows")
+        return cache.reshape(cache.w, cache.h, 1, cache.c, dims=3)  # a view: the plan's blob, the cache's buffer
+
+    def _record_cache_write(self, cmd, cache, cur, groups: int, width: int, repeat: int) -> None:
+        """The step's rows written in place into a device cache, at the row its position
+        buffer names (repeat > 1: cur holds groups / repeat heads, each written `repeat` times)."""
+        cur_rows = cur.numpy_shape()[1]
         total = groups * cur_rows * width
         cmd.record_pipeline(self.kvwrite, [cur, cache, cache.position], [total, cur_rows, width, cache.h, repeat],
                             rows.flat_dispatch(total))
-        return cache.reshape(cache.w, cache.h, 1, cache.c, dims=3)  # a view: the plan's blob, the cache's buffer
 
     def _concat_cache(self, cmd, opt, past, cur, groups: int, width: int, what: str):
         """past rows + current rows per kv head, a new (groups, rows, width) VkMat."""
@@ -174,10 +190,12 @@ class SDPA(Layer):
         tops = []
         past = 4 if self.attn_mask else 3
         on_device = self.kv_cache and any(isinstance(b, KvCacheMat) for b in bottoms[past:past + 2])
+        writes = []  # a device cache's writes: (cache, the step's rows, heads, width, repeat)
         if self.kv_cache:
             if on_device:
-                k = self._write_device_cache(cmd, bottoms[past], k, groups, d, "k", repeat[1])
-                v = self._write_device_cache(cmd, bottoms[past + 1], v, groups, dv, "v", repeat[2])
+                writes = [(bottoms[past], k, groups, d, repeat[1]), (bottoms[past + 1], v, groups, dv, repeat[2])]
+                k = self._device_cache(bottoms[past], k, groups, d, "k")
+                v = self._device_cache(bottoms[past + 1], v, groups, dv, "v")
             else:
                 k = self._concat_cache(cmd, opt, bottoms[past], k, groups, d, "k")
                 v = self._concat_cache(cmd, opt, bottoms[past + 1], v, groups, dv, "v")
@@ -203,9 +221,18 @@ class SDPA(Layer):
         scale = self.scale if self.scale != 0 else 1.0 / np.sqrt(d)
         scale = float(np.float32(scale))
         per_group = heads // groups
-        if self._one_dispatch(src, dst, d, dv) and heads:
-            cmd.record_pipeline(self.decode, [q, k, v, mask, out], [src, dst, d, dv, per_group, mask_cstep, scale],
-                                (heads * self.decode_local, src, 1))
+        one = self._one_dispatch(src, dst, d, dv) and heads
+        grid = (heads * self.decode_local, src, 1)
+        constants = [src, dst, d, dv, per_group, mask_cstep, scale]
+        if one and writes and self.decode_write is not None:
+            (cache, cur_k, _, _, repeat_k), (_, cur_v, _, _, repeat_v) = writes
+            cmd.record_pipeline(self.decode_write, [q, k, v, mask, out, cur_k, cur_v, cache.position],
+                                constants + [cur_k.numpy_shape()[1], repeat_k, repeat_v], grid)
+            return [out] + tops
+        for write in writes:
+            self._record_cache_write(cmd, *write)
+        if one:
+            cmd.record_pipeline(self.decode, [q, k, v, mask, out], constants + [0, 1, 1], grid)
             return [out] + tops
         chunk = max(1, min(heads, SCORES_BYTES // max(1, src * dst * 4)))
         scores = VkMat.create(dst, src, 1, chunk, dims=3, elemsize=4, elempack=1,
