@@ -1,4 +1,4 @@
-// variants: BINDINGS=4,7
+// variants: BINDINGS=4,7,9
 #version 450
 
 // InnerProduct of one input vector: y[n] = act(dot(W[n], x) + bias[n]), W stored as rows
@@ -17,6 +17,12 @@
 // gated multiplies two products of the row: y[n] = act(dot(W[n], x)) * dot(U[n], x_up) (a
 // decoder's gate and up projections and the product of the two), in place of two dispatches,
 // a barrier and the multiply's dispatch. With prenorm, x_up is x.
+//
+// rope rotates pairs of outputs by a one-token RotaryEmbed (a decoder's q and k products,
+// whose output row, seen as heads of rope_dim, is what the RoPE reads): rows (j, j + dim/2)
+// of each head (rope 1) or (2j, 2j + 1) (rope 2) are computed side by side in one workgroup,
+// and each takes its partner's sum from shared memory: y[first] = a cos - b sin,
+// y[second] = b cos + a sin, with cos/sin[j] of the token (dim/2 values each).
 
 layout (constant_id = 0) const int activation_type = 0;
 layout (constant_id = 1) const float activation_param_0 = 0;
@@ -28,6 +34,8 @@ layout (constant_id = 6) const int row_offset = 0;  // the slice's first output 
 layout (constant_id = 7) const int prenorm = 0;     // 1: x / rms(x) is the input, 2: x / rms(x) * gamma
 layout (constant_id = 8) const float prenorm_eps = 0;
 layout (constant_id = 9) const int gated = 0;       // 1: times dot(U[n], x_up)
+layout (constant_id = 10) const int rope = 0;       // 1: pairs (j, j + dim/2), 2: (2j, 2j + 1)
+layout (constant_id = 11) const int rope_dim = 2;   // a head's width
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -42,6 +50,10 @@ layout (binding = 4) readonly buffer gamma_blob { sfpvec4 gamma_data[]; };
 layout (binding = 5) readonly buffer up_weight_blob { sfpvec4 up_weight_data[]; };
 layout (binding = 6) readonly buffer up_bottom_blob { sfpvec4 up_bottom_data[]; };
 #endif
+#if BINDINGS > 7
+layout (binding = 7) readonly buffer cos_blob { sfp cos_data[]; };
+layout (binding = 8) readonly buffer sin_blob { sfp sin_data[]; };
+#endif
 
 #include "activation.comp"
 
@@ -55,7 +67,20 @@ void main()
     const int ty = int(gl_LocalInvocationID.y);
     // rows over a 2-D grid of workgroups: more than 65535 of them fit
     const int group = int(gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x);
-    const int row = group * int(gl_WorkGroupSize.y) + ty;
+    int row = group * int(gl_WorkGroupSize.y) + ty;
+    int pair_j = 0;  // rope: the pair's index within its head
+    if (rope == 1)
+    {
+        // slots 2q and 2q + 1 hold pair q: rows (j, j + dim/2) of head h
+        const int half_dim = rope_dim / 2;
+        const int q = group * (int(gl_WorkGroupSize.y) / 2) + ty / 2;
+        pair_j = q % half_dim;
+        row = (q / half_dim) * rope_dim + pair_j + (ty % 2) * half_dim;
+    }
+    else if (rope == 2)
+    {
+        pair_j = (row % rope_dim) / 2;
+    }
 
     const int slot = ty * lx + tx;
 
@@ -117,6 +142,31 @@ void main()
         }
         barrier();
     }
+#if BINDINGS > 7
+    if (rope != 0)
+    {
+        // each pair's two sums, biased, side by side in partial_up: then both rotate
+        const int partner = slot ^ lx;  // slot of the other row of the pair (ty ^ 1)
+        const int partner_row = rope == 1 ? row + (ty % 2 == 0 ? 1 : -1) * (rope_dim / 2) : row ^ 1;
+        if (tx == 0 && row < rows)
+        {
+            float v = partial[slot] * inv_rms;
+            if (bias_term == 1)
+                v += float(buffer_ld1(bias_data, row_offset + row));
+            partial_up[slot] = v;
+        }
+        barrier();
+        if (tx == 0 && row < rows && partner_row < rows)
+        {
+            const float c = float(buffer_ld1(cos_data, pair_j));
+            const float s = float(buffer_ld1(sin_data, pair_j));
+            const float a = partial_up[ty % 2 == 0 ? slot : partner];
+            const float b = partial_up[ty % 2 == 0 ? partner : slot];
+            buffer_st1(top_blob_data, row_offset + row, afp(ty % 2 == 0 ? a * c - b * s : b * c + a * s));
+        }
+        return;
+    }
+#endif
     if (tx == 0 && row < rows)
     {
         const int n = row_offset + row;

@@ -5,8 +5,9 @@ after a one-row Gemm, which stands in for the matrix-vector kernel's bias (where
 do not allow it as the plan records, both layers record on their own); an RMSNorm read only
 by one-row Gemms, which normalise its input themselves, and a gate and an up Gemm whose
 outputs a BinaryOp multiplies, one dispatch for the three (again only where the shapes allow);
-and the ExpandDims -> Tile -> Reshape that repeats kv heads before an SDPA, which only folds
-where it repeats whole heads (the decoders' tests in tests/models/test_llm_decode.py run it)."""
+the ExpandDims -> Tile -> Reshape that repeats kv heads before an SDPA, which only folds
+where it repeats whole heads (the decoders' tests in tests/models/test_llm_decode.py run it);
+and a one-token RoPE after a Gemm, through the views between them."""
 
 import numpy as np
 import pytest
@@ -252,3 +253,45 @@ def test_head_repeat_is_proven_on_an_index_array(repeats, reshape, shape, want):
 
     chain, opt = _chain(repeats, reshape)
     assert _repeat_of(shape, chain, opt) == want
+
+
+# -- a one-token RoPE after a Gemm ------------------------------------------------------------
+ROPE = f"""7767517
+7 7
+Input x 0 1 x
+Input cos 0 1 c
+Input sin 0 1 s
+Gemm q 1 1 x p {{c_term}} 2=0 3=1 4=0 5=1 6=1 7=0 8=16 9={K}
+Reshape heads 1 1 p h 0=8 1=2 2=-1
+Permute swap 1 1 h t 0=2
+RotaryEmbed rope 3 1 t c s y 0={{interleaved}}
+"""
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("c_term", ["10=-1", "10=4"], ids=["no-bias", "bias"])
+@pytest.mark.parametrize("rows, folded", [(1, True), (3, False)])
+def test_rope_folds_into_the_product_before_it(tmp_path, interleaved, c_term, rows, folded):
+    param = tmp_path / "rope.param"
+    param.write_text(ROPE.format(c_term=c_term, interleaved=interleaved))
+    weights = random_weights(str(param), seed=9, input_shapes={"x": (rows, K), "c": (rows, 4), "s": (rows, 4)})
+    rng = np.random.default_rng(rows)
+    angles = rng.uniform(0, 6.28, (rows, 4)).astype(np.float32)
+    feed = {"x": rng.uniform(-2, 2, (rows, K)).astype(np.float32), "c": np.cos(angles), "s": np.sin(angles)}
+
+    def run(net):
+        with net.create_extractor() as ex:
+            for name, a in feed.items():
+                ex.input(name, vkncnn.Mat(a))
+            return ex.extract("y")[1].numpy()
+
+    want = run(_load(param, weights, False))
+    for fp16, tol in ((False, 1e-4), (True, 2e-2)):
+        gpu = _load(param, weights, True, fp16)
+        np.testing.assert_allclose(run(gpu), want, rtol=tol, atol=tol, err_msg=f"fp16={fp16}")
+        gpu.gpu.release_plans()
+        gpu.gpu.profile = "dispatches"
+        gpu.gpu.layer_times.clear()
+        run(gpu)
+        layers = {label.split()[1] for label in gpu.gpu.layer_times}
+        assert ("rope" not in layers) == folded, layers

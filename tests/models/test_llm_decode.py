@@ -102,10 +102,11 @@ def test_gpu_device_cache_decode_matches_numpy(name, blocks, fp16, tol, tmp_path
 
 @pytest.mark.gpu
 def test_device_cache_decode_step_folds(tmp_path_factory):
-    """A decode step with the caches on the device, by the layers that dispatch: per block q,
-    k, v, o, gate (with up and their product) and down products, two RoPEs and one attention
-    dispatch, which also writes the caches; the norms, the kv-head Tiles, the residual adds
-    and the multiply fold away (the final norm, read by no product, stays)."""
+    """A decode step with the caches on the device, by the layers that dispatch: per block q
+    and k (each with its RoPE), v, o, gate (with up and their product) and down products and
+    one attention dispatch, which also writes the caches; the norms, the RoPEs, the kv-head
+    Tiles, the residual adds and the multiply fold away (the final norm, read by no
+    product, stays)."""
     path, weights = _decoder("qwen2.5_0.5b", 2, tmp_path_factory)
     gpu = VkncnnDecoder(path, weights, gpu=True, fp16=True)
     if gpu.net.gpu is None:
@@ -121,7 +122,7 @@ def test_device_cache_decode_step_folds(tmp_path_factory):
     labels = list(gpu.net.gpu.layer_times)  # "Type name shader", one per layer and shader
     layers = Counter(label.split()[0] for label in labels)
     assert {label.split()[-1] for label in labels if label.startswith("SDPA")} == {"sdpa_decode"}
-    assert layers == {"Gemm": 12, "RotaryEmbed": 4, "SDPA": 2, "RMSNorm": 1}, layers
+    assert layers == {"Gemm": 12, "SDPA": 2, "RMSNorm": 1}, layers
 
 
 @pytest.mark.parametrize("name,blocks", _models(2) + _models(None))

@@ -18,6 +18,12 @@ Two patterns, each saving a dispatch and a barrier, both once per block of a res
                                     products and act(gate) * up (forward_gpu's `gated`,
                                     when the two take it as they record: takes_gated)
 
+  Gemm -> Reshape/Permute           a decoder's q or k product and the RoPE of its one
+    -> RotaryEmbed                  token: the matrix-vector kernel computes each rotation
+                                    pair's rows side by side and rotates them (forward_gpu's
+                                    `rope`), when the views prove, as the plan records, to
+                                    keep the product's layout (takes_rope)
+
 One pattern folds a layer into its readers instead:
 
   RMSNorm [-> Split] -> Gemms       a decoder's norm before its q, k, v (or gate and up)
@@ -52,6 +58,7 @@ class Fusions:
         self.prenorm: dict[int, tuple] = {}   # RMSNorm -> (its Gemm readers, the Splits between)
         self.gated: dict[int, tuple] = {}     # the earlier of a gate and up pair -> (gate, up, BinaryOp mul)
         self.repeat: dict[int, tuple] = {}    # ExpandDims -> (Tile, Reshape, SDPA, input slot)
+        self.rope: dict[int, tuple] = {}      # Gemm -> (the Reshape/Permute views after it, RotaryEmbed)
 
     def output_layer(self, li: int) -> int:
         """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
@@ -108,6 +115,14 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
                 fusions.activation[li] = act
                 fusions.folded.add(act)
 
+    for li in schedule:
+        layer = layers[li]
+        if (hasattr(layer, "takes_rope") and on_gpu(layer) and li not in fusions.activation
+                and li not in fusions.residual):
+            chain = _rope_chain(li, layers, sole_reader, on_gpu)
+            if chain is not None:
+                fusions.rope[li] = chain
+
     activation_of = {act: li for li, act in fusions.activation.items()}
     for li in schedule:
         if _is_plain_product(layers[li]) and on_gpu(layers[li]):
@@ -157,6 +172,24 @@ def _gated_pair(li, layers, blobs, position, sole_reader, on_gpu, fusions, activ
     if first == second or (first_act and second_act):
         return None
     return (second, first) if second_act else (first, second)
+
+
+def _rope_chain(li, layers, sole_reader, on_gpu):
+    """(Reshape/Permute views, RotaryEmbed) reading Gemm li's output, each the only reader of
+    the one before, the RoPE's x the last view's output; or None."""
+    views = []
+    reader = sole_reader(layers[li])
+    while reader is not None and layers[reader].type in ("Reshape", "Permute") and len(views) < 3:
+        if not on_gpu(layers[reader]):
+            return None
+        views.append(reader)
+        reader = sole_reader(layers[reader])
+    if reader is None or layers[reader].type != "RotaryEmbed" or not on_gpu(layers[reader]):
+        return None
+    x = layers[views[-1]].tops[0] if views else layers[li].tops[0]
+    if layers[reader].bottoms[0] != x or len(layers[reader].bottoms) != 3:
+        return None
+    return views, reader
 
 
 def _head_repeat_chain(bi, layers, blobs, position, sole_reader, on_gpu):

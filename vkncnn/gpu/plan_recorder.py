@@ -19,6 +19,7 @@ from ..errors import LayerError
 from ..layer import layer_failure
 from .fusion import Fusions, plan_fusions
 from .kv_cache import KvCacheMat
+from .ops import data_movement as gather
 from .vulkan import lifetime
 from .vulkan.command import HostSlot
 from .vulkan.device_limits import KernelUnsupported
@@ -239,6 +240,26 @@ class ItemRecorder:
         self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + 1
         return True
 
+    def _rope_fold(self, gemm, chain: tuple, x, prenorm):
+        """((mode, dim, cos, sin), the RoPE's input shape) if the one-token RotaryEmbed after
+        Gemm `gemm` can fold into its product: the views between keep the product's layout
+        (evaluated on an index array), cos and sin are made, the Gemm takes it; else None."""
+        views, rope_li = chain
+        layers = self.graph.layers
+        rope = layers[rope_li]
+        if gemm.B_data is None or any(bi not in self.device and bi not in self.host for bi in rope.bottoms[1:]):
+            return None
+        n = gemm.B_mat.shape[1]
+        index = _evaluate_chain((1, n), [layers[v] for v in views], self.opt)
+        layout_kept = index is not None and np.array_equal(index.reshape(-1), np.arange(n))
+        if not layout_kept or index.ndim != 3 or index.shape[1] != 1:
+            return None
+        dim = index.shape[-1]
+        cos, sin = (self.on_device(bi, 1) for bi in rope.bottoms[1:])
+        if not gemm.takes_rope(x, dim, cos, sin, prenorm):
+            return None
+        return (2 if rope.interleaved else 1, dim, cos, sin), index.shape
+
     def _gemm_input(self, layer):
         """(input VkMat, RMSNorm folded into it or None) of a one-input layer, or None where the
         input is not made yet."""
@@ -290,6 +311,11 @@ class ItemRecorder:
                     bottoms.append(x)
                 else:
                     bottoms.append(self.on_device(bi, self._wanted_elempack(layer, bi)))
+        rope_shape = None
+        if li in fusions.rope:
+            folded = self._rope_fold(layer, fusions.rope[li], bottoms[0], folded_in.get("prenorm"))
+            if folded is not None:
+                folded_in["rope"], rope_shape = folded
         try:
             if li in fusions.residual:
                 eltwise, other, act = fusions.residual[li]
@@ -311,6 +337,14 @@ class ItemRecorder:
             raise layer_failure(layer, e, "on GPU") from e
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, expected {len(layer.tops)}")
+        if rope_shape is not None:  # the rotated product is the RoPE's output, seen in its shape
+            views, rope_li = fusions.rope[li]
+            rotated = gather.view(tops[0], rope_shape)
+            tops[0].release()
+            self.device[layers[rope_li].tops[0]] = rotated
+            self.owned.add(layers[rope_li].tops[0])
+            self.skipped.update(views + [rope_li])
+            return
         # a fused dispatch stores only the last folded layer's blob, never its own
         for bi, v in zip(layers[fusions.output_layer(li)].tops, tops):
             self.device[bi] = v
@@ -379,26 +413,34 @@ class ItemRecorder:
         return 4 if axis % 4 == 0 else 1
 
 
-# a head-repeating chain is evaluated on an index array of its input's shape, up to this many
-# values (a decode step's few rows; a long prefill keeps the Tile a dispatch of its own)
+# a chain of layers folded where it proves to move values as expected (a head-repeating
+# Tile, the views before a RoPE) is evaluated on an index array of its input's shape, up to
+# this many values (a decode step's few rows; a long prefill keeps the layers apart)
 REPEAT_CHECK_MAX_VALUES = 1 << 16
 
 
-def _repeat_of(shape: tuple, chain: list, opt) -> int | None:
-    """r if the layers of `chain`, applied to a (heads, rows, width) blob, give each head r
-    times in a row (numpy's repeat along axis 0), else None."""
+def _evaluate_chain(shape: tuple, chain: list, opt):
+    """The layers of `chain` (one input, one output each) applied to an index array of
+    `shape` (0, 1, 2, ... in order), or None where they do not take it or it is too large."""
     size = int(np.prod(shape))
-    if len(shape) != 3 or not 0 < size <= REPEAT_CHECK_MAX_VALUES:
+    if not 0 < size <= REPEAT_CHECK_MAX_VALUES:
         return None
-    index = np.arange(size, dtype=np.float32).reshape(shape)
-    out = index
+    out = np.arange(size, dtype=np.float32).reshape(shape)
     try:
         for layer in chain:
             out = layer.forward_cpu([out], opt)[0]
     except Exception:  # the chain does not take this shape: nothing to fold
         return None
-    if out.ndim != 3 or out.shape[1:] != shape[1:] or out.shape[0] % shape[0]:
+    return out
+
+
+def _repeat_of(shape: tuple, chain: list, opt) -> int | None:
+    """r if the layers of `chain`, applied to a (heads, rows, width) blob, give each head r
+    times in a row (numpy's repeat along axis 0), else None."""
+    out = _evaluate_chain(shape, chain, opt) if len(shape) == 3 else None
+    if out is None or out.ndim != 3 or out.shape[1:] != shape[1:] or out.shape[0] % shape[0]:
         return None
+    index = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
     repeat = out.shape[0] // shape[0]
     return repeat if np.array_equal(out, np.repeat(index, repeat, axis=0)) else None
 

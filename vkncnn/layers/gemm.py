@@ -23,7 +23,15 @@ import numpy as np
 from vkncnn.cpu_fallback import gemm, gemm_int8
 from vkncnn.errors import GpuError, ParamError, ShapeError, WeightError
 from vkncnn.gpu.ops.dispatch_options import arithmetic_fp16, as_pack1, out_elempack, storage_is_fp16
-from vkncnn.gpu.ops.matrix_product import GemmOperand, gemv_folds_fit, record_gemm, record_gemv, upload_row_slices
+from vkncnn.gpu.ops.matrix_product import (
+    GEMV_ROPE_BINDINGS,
+    GemmOperand,
+    gemv_folds_fit,
+    gemv_rows_per_workgroup,
+    record_gemm,
+    record_gemv,
+    upload_row_slices,
+)
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
@@ -228,15 +236,32 @@ class Gemm(Layer):
                 and one_row(self, x) and one_row(up, x_up) and self.B_mat.shape == up.B_mat.shape
                 and len(self.B_slices) == 1 and len(up.B_slices) == 1)
 
+    def takes_rope(self, x, dim: int, cos, sin, prenorm=None) -> bool:
+        """Record time: can a one-token RotaryEmbed over heads of `dim` of this product's
+        output fold into it (x: its input; cos, sin: (1, dim / 2) pack1 blobs)? The matrix-
+        vector kernel then computes each rotation pair's rows in one workgroup."""
+        if prenorm is not None:
+            one_row = self.takes_prenorm(x, prenorm)
+        else:
+            rows, k, _ = self._gpu_matrix(x, "A")
+            one_row = len(self.bottoms) == 1 and rows == 1 and self._one_row_of_weights(1, k, None)
+        if self.C_data is not None:  # a bias: only as the one-row kernel takes it
+            one_row = one_row and self._one_row_of_weights(1, self.B_mat.shape[0], self.C_gpu)
+        n = self.B_mat.shape[1] if self.B_data is not None else 0
+        return (one_row and len(self.B_slices) == 1 and dim >= 2 and dim % 2 == 0 and n % dim == 0
+                and gemv_rows_per_workgroup(self.vkdev) % 2 == 0 and gemv_folds_fit(self.vkdev, GEMV_ROPE_BINDINGS)
+                and all(tuple(t.numpy_shape()) == (1, dim // 2) and t.elempack == 1 for t in (cos, sin)))
+
     # a following activation layer (ReLU, Swish) may fold into every kernel's epilogue
     takes_gpu_activation = True
 
-    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None, prenorm=None, gated=None):
+    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None, prenorm=None, gated=None, rope=None):
         """`residual` (a (1, N) blob, takes_residual) is added to the one-row product before
         `activation` ((type, p0, p1), a folded activation layer's), in the same dispatch.
         `prenorm` (an RMSNorm layer, takes_prenorm): the input is that norm's input, which
         the kernel normalises as it reads it. `gated` ((Gemm, its input), takes_gated): the
-        output is act(this product) times that one's."""
+        output is act(this product) times that one's. `rope` ((1 or 2, dim, cos, sin),
+        takes_rope): the output rotated as a one-token RotaryEmbed (interleaved: 2) would."""
         self._check_inputs(bottoms)
         act = tuple(activation) if activation is not None else (0, 0.0, 0.0)
         if residual is not None and not self.takes_residual(bottoms, residual):
@@ -245,6 +270,9 @@ class Gemm(Layer):
             raise GpuError(f"Gemm {self.name!r}: this product cannot take the RMSNorm before it")
         if gated is not None and not self.takes_gated(bottoms[0], *gated, prenorm):
             raise GpuError(f"Gemm {self.name!r}: this product cannot take Gemm {gated[0].name!r} as its gate")
+        if rope is not None and (activation is not None or residual is not None or gated is not None
+                                 or not self.takes_rope(bottoms[0], *rope[1:], prenorm)):
+            raise GpuError(f"Gemm {self.name!r}: this product cannot take the RoPE after it")
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes
@@ -295,7 +323,8 @@ class Gemm(Layer):
             if gated is not None:  # one slice each (takes_gated); with prenorm both read a.mat
                 up = (gated[0].B_slices[0][1], None if norm else as_pack1(gated[1], cmd, opt))
             for n0, weight in self.B_slices:
-                record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act, prenorm=norm, up=up)
+                record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act, prenorm=norm, up=up,
+                            rope=rope)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m

@@ -128,12 +128,14 @@ def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int, allowed: bool = True) ->
 
 
 # innerproduct_gemv.comp's storage buffers with a folded RMSNorm's gamma and a gated
-# product's second weights and input; the plain kernel binds 4
+# product's second weights and input (the plain kernel binds 4), and with a folded RoPE's
+# cos and sin too
 GEMV_FOLD_BINDINGS = 7
+GEMV_ROPE_BINDINGS = 9
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
-                activation=(0, 0.0, 0.0), prenorm=None, up=None) -> None:
+                activation=(0, 0.0, 0.0), prenorm=None, up=None, rope=None) -> None:
     """top[row_offset + r] = act(dot(weight[r], x) + bias[row_offset + r]) for every row r of
     `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
     (shaders/innerproduct_gemv.comp: vec4 loads, 32 invocations per row).
@@ -141,24 +143,33 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     prenorm: (eps, gamma VkMat or None) of an RMSNorm over x folded into the product (x is
     then the norm's input). up: (weight rows U, input x_up) of a second product the first
     multiplies after its activation, top[r] = act(...) * dot(U[r], x_up) (x_up is x with
-    prenorm)."""
+    prenorm). rope: (1 for pairs (j, j + dim/2) or 2 for (2j, 2j + 1), dim, cos, sin) of
+    a one-token RotaryEmbed over heads of dim outputs (no activation then)."""
     rows = weight.numpy_shape()[0]
     lx = 32
-    ly = max(1, min(8, workgroup_cap(cmd.vkdev) // lx))  # 8 rows, fewer where 256 invocations do not fit
+    ly = gemv_rows_per_workgroup(cmd.vkdev)
     eps, gamma = prenorm if prenorm is not None else (0.0, None)
     mode = 0 if prenorm is None else 2 if gamma is not None else 1
     up_weight, x_up = up if up is not None else (None, None)
+    rope_mode, rope_dim, cos, sin = rope if rope is not None else (0, 2, None, None)
     folds = prenorm is not None or up is not None
-    specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset, mode, float(eps), int(up is not None)]
-    pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1),
-                               {"BINDINGS": GEMV_FOLD_BINDINGS if folds else 4})
+    binds = GEMV_ROPE_BINDINGS if rope is not None else GEMV_FOLD_BINDINGS if folds else 4
+    specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset, mode, float(eps), int(up is not None),
+                                rope_mode, rope_dim]
+    pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1), {"BINDINGS": binds})
     groups = -(-rows // ly)
     gx = min(groups, 32768)
-    bindings = [x, weight, bias, top] + ([gamma, up_weight, x_up] if folds else [])
+    bindings = [x, weight, bias, top] + [gamma, up_weight, x_up, cos, sin][:binds - 4]
     cmd.record_pipeline(pipeline, bindings, [], (gx * lx, -(-groups // gx) * ly, 1))
 
 
-def gemv_folds_fit(vkdev) -> bool:
-    """Can the matrix-vector kernel take a folded RMSNorm or gate here? Its variant for them
-    binds GEMV_FOLD_BINDINGS storage buffers; devices with fewer record the layers apart."""
-    return vkdev.info.max_per_stage_storage_buffers() >= GEMV_FOLD_BINDINGS
+def gemv_folds_fit(vkdev, bindings: int = GEMV_FOLD_BINDINGS) -> bool:
+    """Can the matrix-vector kernel take a folded RMSNorm or gate (or, bindings =
+    GEMV_ROPE_BINDINGS, a RoPE) here? Devices with fewer storage buffers per stage record
+    the layers apart."""
+    return vkdev.info.max_per_stage_storage_buffers() >= bindings
+
+
+def gemv_rows_per_workgroup(vkdev) -> int:
+    """Rows of innerproduct_gemv.comp's workgroup: 8, fewer where 256 invocations do not fit."""
+    return max(1, min(8, workgroup_cap(vkdev) // 32))
