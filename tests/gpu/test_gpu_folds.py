@@ -249,7 +249,7 @@ Reshape r 1 1 b y {reshape}
     ("4,2,1,1,1", "0=8 1=-1 2=4", (2, 1, 8), None),    # the heads tiled [0 1 0 1], not repeated
 ])
 def test_head_repeat_is_proven_on_an_index_array(repeats, reshape, shape, want):
-    from vkncnn.gpu.plan_recorder import _repeat_of
+    from vkncnn.gpu.fold_recording import _repeat_of
 
     chain, opt = _chain(repeats, reshape)
     assert _repeat_of(shape, chain, opt) == want

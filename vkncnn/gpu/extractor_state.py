@@ -7,7 +7,8 @@ import numpy as np
 from ..batch_forward import item, stack_items
 from ..errors import GpuError
 from ..log import logger
-from .plan_recorder import ItemRecorder, LayerToCpu, Plan
+from .fold_recording import LayerToCpu
+from .plan_recorder import ItemRecorder, Plan
 from .vulkan.allocator import VkBlobAllocator
 from .vulkan.command import LanesUnsupported, ReplanNeeded, VkCompute
 

@@ -3,10 +3,11 @@
 A Plan holds one VkCompute and the buffers its commands use. An ItemRecorder walks the
 schedule for one item: layers with a shader are recorded as dispatches on device blobs,
 the others as host steps between GPU segments (their inputs downloaded, their outputs
-uploaded again). A batch records one ItemRecorder per item, each into its own lane of the
-same VkCompute and with its own blob allocator, so that the items' dispatches interleave
-and run concurrently (VkCompute.begin_lanes); a host step cannot be part of a lane, so a
-batch through such a net is recorded item by item by the caller instead.
+uploaded again); the folds it decides as it records are in fold_recording.py. A batch
+records one ItemRecorder per item, each into its own lane of the same VkCompute and with
+its own blob allocator, so that the items' dispatches interleave and run concurrently
+(VkCompute.begin_lanes); a host step cannot be part of a lane, so a batch through such a
+net is recorded item by item by the caller instead.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ import numpy as np
 
 from ..errors import LayerError
 from ..layer import layer_failure
+from .fold_recording import FoldRecording, LayerToCpu
 from .fusion import Fusions, plan_fusions
-from .kv_cache import KvCacheMat
 from .ops import data_movement as gather
 from .vulkan import lifetime
 from .vulkan.command import HostSlot
@@ -69,15 +70,7 @@ class Plan:
         self.device_blobs = [{} for _ in self.allocators]
 
 
-class LayerToCpu(Exception):
-    """Raised out of a half-recorded plan: `layer` must run on the CPU (why: KernelUnsupported)."""
-
-    def __init__(self, layer, why: KernelUnsupported) -> None:
-        super().__init__(str(why))
-        self.layer, self.why = layer, why
-
-
-class ItemRecorder:
+class ItemRecorder(FoldRecording):
     """Records the layers of one item into `plan.cmd` (the current lane, in a batch).
 
     device: VkMats of earlier plans this item may read (never released here); host: the
@@ -204,98 +197,6 @@ class ItemRecorder:
         if uploaded and plan.timer is not None and not by_dispatch:
             plan.timer.mark(cmd, "Input uploads")
 
-    def _fold_prenorm(self, li: int, norm, readers: tuple) -> bool:
-        """Fold RMSNorm `norm` into its Gemm readers if each takes it for these shapes: then
-        the norm and the Splits after it record nothing, and the Gemms read its input."""
-        gemms, splits = readers
-        source = norm.bottoms[0]
-        x = self.on_device(source, self._wanted_elempack(norm, source))
-        if not all(self.graph.layers[g].takes_prenorm(x, norm) for g in gemms):
-            return False
-        for bi in [norm.tops[0]] + [bi for s in splits for bi in self.graph.layers[s].tops]:
-            self.prenormed[bi] = (source, norm)
-        self.skipped.update(splits)
-        # the Gemms read the input in the norm's stead: it lives until the last of them
-        self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + len(gemms)
-        return True
-
-    def _fold_repeat(self, expand, chain: tuple) -> bool:
-        """Fold ExpandDims -> Tile -> Reshape into the SDPA after them if the SDPA writes a
-        device KV cache and the three repeat whole heads of their input (evaluated on an
-        index array of its shape): the Tile and the Reshape then record nothing."""
-        tile_li, reshape_li, sdpa_li, slot = chain
-        layers = self.graph.layers
-        sdpa, source = layers[sdpa_li], expand.bottoms[0]
-        cache = sdpa.bottoms[(4 if sdpa.attn_mask else 3) + slot - 1]
-        made = source in self.device or source in self.host
-        if not made or not isinstance(self.device.get(cache), KvCacheMat):
-            return False
-        x = self.on_device(source, self._wanted_elempack(sdpa, source))
-        repeat = _repeat_of(tuple(x.numpy_shape()), [expand, layers[tile_li], layers[reshape_li]], self.opt)
-        if repeat is None:
-            return False
-        self.repeated[layers[reshape_li].tops[0]] = (source, repeat, x)
-        self.skipped.update((tile_li, reshape_li))
-        # the SDPA reads the input in the chain's stead: it lives until then
-        self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + 1
-        return True
-
-    def _rope_fold(self, gemm, chain: tuple, x, prenorm):
-        """((mode, dim, cos, sin), the RoPE's input shape) if the one-token RotaryEmbed after
-        Gemm `gemm` can fold into its product: the views between keep the product's layout
-        (evaluated on an index array), cos and sin are made, the Gemm takes it; else None."""
-        views, rope_li = chain
-        layers = self.graph.layers
-        rope = layers[rope_li]
-        if gemm.B_data is None or any(bi not in self.device and bi not in self.host for bi in rope.bottoms[1:]):
-            return None
-        n = gemm.B_mat.shape[1]
-        index = _evaluate_chain((1, n), [layers[v] for v in views], self.opt)
-        layout_kept = index is not None and np.array_equal(index.reshape(-1), np.arange(n))
-        if not layout_kept or index.ndim != 3 or index.shape[1] != 1:
-            return None
-        dim = index.shape[-1]
-        cos, sin = (self.on_device(bi, 1) for bi in rope.bottoms[1:])
-        if not gemm.takes_rope(x, dim, cos, sin, prenorm):
-            return None
-        return (2 if rope.interleaved else 1, dim, cos, sin), index.shape
-
-    def _gemm_input(self, layer):
-        """(input VkMat, RMSNorm folded into it or None) of a one-input layer, or None where the
-        input is not made yet."""
-        bi = layer.bottoms[0]
-        if bi in self.prenormed:
-            source, norm = self.prenormed[bi]
-            return self.device[source], norm
-        if bi not in self.device and bi not in self.host:
-            return None
-        return self.on_device(bi, self._wanted_elempack(layer, bi)), None
-
-    def _record_gated(self, pair: tuple, fusions) -> bool:
-        """Gate and up Gemms and the BinaryOp multiplying them as one dispatch, if the two take
-        it for these shapes (Gemm.takes_gated); False leaves each to record on its own."""
-        layers = self.graph.layers
-        gate_li, up_li, mul_li = pair
-        gate, up = layers[gate_li], layers[up_li]
-        inputs = [self._gemm_input(gate), self._gemm_input(up)]
-        if None in inputs:
-            return False
-        (x, norm), (x_up, up_norm) = inputs
-        if norm is not up_norm or not gate.takes_gated(x, up, x_up, norm):
-            return False
-        act = fusions.activation.get(gate_li)
-        spec = layers[act].activation_spec() if act is not None else None
-        try:
-            tops = gate.forward_gpu([x], self.cmd, self.opt, activation=spec, prenorm=norm, gated=(up, x_up))
-        except KernelUnsupported as e:
-            raise LayerToCpu(gate, e) from e
-        except Exception as e:
-            raise layer_failure(gate, e, "on GPU") from e
-        self.device[layers[mul_li].tops[0]] = tops[0]
-        self.owned.add(layers[mul_li].tops[0])
-        self.skipped.update({gate_li, up_li, mul_li})
-        return True
-
     def _record_gpu_layer(self, li, layer, fusions) -> None:
         """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
         layers, opt, cmd = self.graph.layers, self.opt, self.cmd
@@ -411,38 +312,6 @@ class ItemRecorder:
         else:
             return 1
         return 4 if axis % 4 == 0 else 1
-
-
-# a chain of layers folded where it proves to move values as expected (a head-repeating
-# Tile, the views before a RoPE) is evaluated on an index array of its input's shape, up to
-# this many values (a decode step's few rows; a long prefill keeps the layers apart)
-REPEAT_CHECK_MAX_VALUES = 1 << 16
-
-
-def _evaluate_chain(shape: tuple, chain: list, opt):
-    """The layers of `chain` (one input, one output each) applied to an index array of
-    `shape` (0, 1, 2, ... in order), or None where they do not take it or it is too large."""
-    size = int(np.prod(shape))
-    if not 0 < size <= REPEAT_CHECK_MAX_VALUES:
-        return None
-    out = np.arange(size, dtype=np.float32).reshape(shape)
-    try:
-        for layer in chain:
-            out = layer.forward_cpu([out], opt)[0]
-    except Exception:  # the chain does not take this shape: nothing to fold
-        return None
-    return out
-
-
-def _repeat_of(shape: tuple, chain: list, opt) -> int | None:
-    """r if the layers of `chain`, applied to a (heads, rows, width) blob, give each head r
-    times in a row (numpy's repeat along axis 0), else None."""
-    out = _evaluate_chain(shape, chain, opt) if len(shape) == 3 else None
-    if out is None or out.ndim != 3 or out.shape[1:] != shape[1:] or out.shape[0] % shape[0]:
-        return None
-    index = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
-    repeat = out.shape[0] // shape[0]
-    return repeat if np.array_equal(out, np.repeat(index, repeat, axis=0)) else None
 
 
 def by_level(graph, schedule: list) -> list:
