@@ -101,6 +101,26 @@ def test_gpu_device_cache_decode_matches_numpy(name, blocks, fp16, tol, tmp_path
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("fp16,tol", [(False, 1e-3), (True, 3e-2)], ids=["fp32", "fp16"])
+def test_device_cache_steps_of_a_few_tokens(fp16, tol, tmp_path_factory):
+    """Steps of 2 to 4 tokens (a short prompt, a draft's tokens): the one attention dispatch
+    writes them all into the cache and each row sees the new rows its mask allows."""
+    path, weights = _decoder("qwen2.5_0.5b", 2, tmp_path_factory)
+    feeds = sequence_feeds("qwen2.5_0.5b", [3, 2, 4, 1])
+    want_rows, want_caches = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
+    gpu = VkncnnDecoder(path, weights, gpu=True, fp16=fp16)
+    if gpu.net.gpu is None:
+        pytest.skip("no Vulkan device")
+    dec = Decoder(gpu.net, capacity=6, headroom=0)  # grown at the third step
+    rows = [dec.step(f["in0"], f["in1"], f["in2"], f["in3"]) for f in feeds]
+    assert dec.length == 10
+    for step, (got, want) in enumerate(zip(rows, want_rows)):
+        assert rel_err(got, want) <= tol, f"out0 of step {step}"
+    for name_, got, want in zip(dec.cache_names, dec.caches(), want_caches):
+        assert got.shape == want.shape and rel_err(got, want) <= tol, f"cache {name_}"
+
+
+@pytest.mark.gpu
 def test_device_cache_decode_step_folds(tmp_path_factory):
     """A decode step with the caches on the device, by the layers that dispatch: per block q
     and k (each with its RoPE), v, o, gate (with up and their product) and down products and
