@@ -1,6 +1,7 @@
-"""Which layers a GPU plan folds into the dispatch of the layer before them.
+"""Which layers a GPU plan may fold into the dispatch of a layer next to them.
 
-Two patterns, each saving a dispatch and a barrier, both once per block of a residual net:
+Into the dispatch before them (each saves a dispatch and a barrier, once per block of a
+residual net or a decoder):
 
   Eltwise -> ReLU                   the ReLU applies in the Eltwise's last fold
                                     (forward_gpu's `activation`, takes_gpu_activation)
@@ -12,37 +13,36 @@ Two patterns, each saving a dispatch and a barrier, both once per block of a res
                                     the summand stands in for the matrix-vector kernel's
                                     bias, when the shapes agree as it records
                                     (takes_residual; otherwise both record on their own)
-
   Gemm [-> activation],             a decoder's gate and up projections and their product:
   Gemm -> BinaryOp mul              one matrix-vector dispatch computes both one-row
                                     products and act(gate) * up (forward_gpu's `gated`,
                                     when the two take it as they record: takes_gated)
-
   Gemm -> Reshape/Permute           a decoder's q or k product and the RoPE of its one
     -> RotaryEmbed                  token: the matrix-vector kernel computes each rotation
                                     pair's rows side by side and rotates them (forward_gpu's
                                     `rope`), when the views prove, as the plan records, to
                                     keep the product's layout (takes_rope)
 
-One pattern folds a layer into its readers instead:
+Into the dispatches after them:
 
   RMSNorm [-> Split] -> Gemms       a decoder's norm before its q, k, v (or gate and up)
                                     products: each one-row product normalises the norm's
                                     input as it reads it (forward_gpu's `prenorm`), when
                                     every reader takes it as it records (takes_prenorm;
                                     otherwise the norm and its Splits record as usual)
-
   ExpandDims -> Tile -> Reshape     a decoder's kv heads repeated for grouped-query
     -> SDPA k or v                  attention, before an SDPA whose KV cache lives on the
                                     device: the cache write reads each head `repeat`
                                     times instead (forward_gpu's `repeat_heads`), when the
                                     three layers prove, as the plan records, to repeat
-                                    whole heads of the input (_repeats_heads)
+                                    whole heads of the input (fold_recording._repeat_of)
 
-A layer is folded into its producer only when it is that producer's only reader and the
-producer's output is not the blob asked for: that output is then never stored, so a later
-extract of it records a plan of its own, which computes it. The results are the same
-operations in the same order, minus one rounding to the storage type in fp16 storage.
+Here only what may fold is planned; fold_recording.py decides, as the plan records, what
+does. A blob a fold skips is never stored: a fold needs it to have no other reader in the
+plan and not to be the blob asked for, and a later extract of it records a plan of its own,
+which computes it. The results are those of the layers apart, up to rounding: a folded
+activation or sum skips one rounding to the storage type in fp16 storage, a folded norm
+scales the product instead of its input, and a folded RoPE rotates the product in fp32.
 """
 
 from __future__ import annotations
