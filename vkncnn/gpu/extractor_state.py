@@ -9,7 +9,6 @@ from ..errors import GpuError
 from ..log import logger
 from .fold_recording import LayerToCpu
 from .plan_recorder import ItemRecorder, Plan
-from .vulkan.allocator import VkBlobAllocator
 from .vulkan.command import LanesUnsupported, ReplanNeeded, VkCompute
 
 
@@ -144,7 +143,7 @@ class GpuExtractorState:
     def _record(self, key, target: int, n: int) -> Plan:
         vkdev = self.netgpu.vkdev
         for _attempt in range(len(self.netgpu.graph.layers) + 1):
-            plan = Plan(key, VkCompute(vkdev), [VkBlobAllocator(vkdev) for _ in range(n)])
+            plan = Plan(key, VkCompute(vkdev), [self.netgpu.blob_allocator() for _ in range(n)])
             self.netgpu.lend_new_plan(plan)
             try:
                 self._record_into(plan, target, n)

@@ -55,7 +55,8 @@ class Plan:
 
     def release(self) -> None:
         """Free the plan's command buffers and every buffer it made, in use or pooled:
-        once a plan is dropped nothing can read its blobs any more."""
+        once a plan is dropped nothing can read its blobs any more. The buffers go to the
+        net's BufferPool where its allocators have one (VkAllocator.hand_back)."""
         if self.released:
             return
         self.released = True
@@ -66,7 +67,7 @@ class Plan:
         if self.timer is not None:
             self.timer.destroy()
         for allocator in self.allocators:
-            allocator.free_all()
+            allocator.hand_back()
         self.device_blobs = [{} for _ in self.allocators]
 
 

@@ -31,11 +31,14 @@ from ..graph import Graph
 from ..log import logger, warn_once
 from .extractor_state import GpuExtractorState
 from .vulkan import instance, lifetime
-from .vulkan.allocator import VkWeightAllocator
+from .vulkan.allocator import VkBlobAllocator, VkWeightAllocator
+from .vulkan.buffer_pool import BufferPool
 from .vulkan.command import VkTransfer
 from .vulkan.device_limits import KernelUnsupported
 
 MAX_PLANS_PER_NET = 8
+# device memory a net keeps of its dropped plans' buffers for its next plans (BufferPool)
+MAX_POOLED_BYTES = 256 << 20
 
 
 def bind_net(graph: Graph, opt, device_index: int | None):
@@ -135,6 +138,7 @@ class NetGpu:
         self._idle: OrderedDict = OrderedDict()  # key -> idle plans, least recently used first
         self._idle_count = 0
         self._lent: set = set()
+        self.buffer_pool = BufferPool(MAX_POOLED_BYTES)
         self._released = False
         self._plans_lock = threading.Lock()
         self.plans_recorded = 0  # counters: tests and the bench read them
@@ -232,6 +236,10 @@ class NetGpu:
         for plan in doomed:  # outside the lock: freeing takes the device's and allocators' locks
             plan.release()
 
+    def blob_allocator(self) -> VkBlobAllocator:
+        """A new plan's blob allocator, drawing on the buffers of dropped plans first."""
+        return VkBlobAllocator(self.vkdev, pool=self.buffer_pool)
+
     def checkin_plan(self, plan) -> None:
         self.return_plans([plan])
 
@@ -246,7 +254,7 @@ class NetGpu:
         """Device memory held for this net: weights plus every cached or lent plan's buffers."""
         with self._plans_lock:
             plans = [plan for idle in self._idle.values() for plan in idle] + list(self._lent)
-            held = sum(p.bytes_held for p in plans)
+            held = sum(p.bytes_held for p in plans) + self.buffer_pool.bytes_held
         return held + (self.weight_allocator.bytes_held if self.weight_allocator is not None else 0)
 
     def new_extractor_state(self, blobs: dict, batch: dict, opt) -> GpuExtractorState:
@@ -258,6 +266,7 @@ class NetGpu:
             doomed = self._take_idle()
         for plan in doomed:
             plan.release()
+        self.buffer_pool.clear()
 
     def release(self, layers) -> None:
         """Free the net's GPU state. Plans lent to live extractors are freed when returned."""
@@ -266,6 +275,7 @@ class NetGpu:
             doomed = self._take_idle()
         for plan in doomed:
             plan.release()
+        self.buffer_pool.clear()
         for layer in layers:
             if self.gpu_layer(layer):
                 try:

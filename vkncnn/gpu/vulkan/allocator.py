@@ -88,6 +88,7 @@ class _RawBuffer:
         ffi, lib = vk.ffi, vk.lib
         self.vkdev = vkdev
         self.size = size
+        self.size_class = size  # as asked (self.size becomes the driver's, maybe larger)
         dev = vkdev.handle
         usage = (vk.VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | vk.VK_BUFFER_USAGE_TRANSFER_SRC_BIT
                  | vk.VK_BUFFER_USAGE_TRANSFER_DST_BIT)
@@ -195,9 +196,10 @@ class VkAllocator:
     mappable = False
     coherent = False
 
-    def __init__(self, vkdev) -> None:
+    def __init__(self, vkdev, pool=None) -> None:
         vkdev.check_alive(type(self).__name__)
         self.vkdev = vkdev
+        self.pool = pool  # a BufferPool new buffers come from first, and hand_back() returns to
         self._lock = threading.Lock()
         self._free: dict[int, list] = {}
         self._raw: dict[int, _RawBuffer] = {}  # bm.key -> its raw buffer, for every bm made
@@ -236,15 +238,16 @@ class VkAllocator:
         self.vkdev.check_alive(f"{type(self).__name__}.fastMalloc")
         cls = _size_class(size)
         with self._lock:
-            free = self._free.get(cls)
-            bm = free.pop() if free else None
+            bm = self._pop_free(cls)
         if bm is None:
-            raw = _RawBuffer(self.vkdev, cls, self.required, self.preferred, self.avoided, self.mappable)
-            bm = VkBufferMemory(raw.buffer, raw.memory, 0, cls, raw.mapped)
+            raw = self.pool.take(cls) if self.pool is not None else None
+            if raw is None:
+                raw = _RawBuffer(self.vkdev, cls, self.required, self.preferred, self.avoided, self.mappable)
+            bm = VkBufferMemory(raw.buffer, raw.memory, 0, raw.size_class, raw.mapped)
             with self._lock:
                 self._raw[bm.key] = raw
                 self._bms[bm.key] = bm
-                self._bytes_held += cls
+                self._bytes_held += raw.size_class
         with self._lock:
             self._bytes_in_use += bm.capacity
         bm.refcount = 0
@@ -252,6 +255,16 @@ class VkAllocator:
             bm.retains = True
             self.vkdev.retain()
         return bm
+
+    def _pop_free(self, cls: int):
+        """A free buffer of size class cls, else of the smallest larger class up to twice it
+        (sizes that grow a little each inference, a decoder's caches, cross class bounds),
+        or None. The caller holds the lock."""
+        free = self._free.get(cls)
+        if free:
+            return free.pop()
+        larger = [c for c, lst in self._free.items() if lst and cls < c <= 2 * cls]
+        return self._free[min(larger)].pop() if larger else None
 
     def _image(self, w: int, h: int, c: int, elemsize: int, elempack: int) -> VkImageMemory | None:
         self.vkdev.check_alive(f"{type(self).__name__}.fastMalloc")
@@ -318,6 +331,25 @@ class VkAllocator:
             bm.dead = True
             bm.mapped = None
             self._drop_device_ref(bm)
+
+    def hand_back(self) -> None:
+        """Like free_all (the handles given out are marked dead: a VkMat kept past its plan
+        must not read the next plan's data), but the buffers go to the pool, when there is
+        one, for the next allocators."""
+        if self.pool is None:
+            self.free_all()
+            return
+        with self._lock:
+            self._free.clear()
+            raws, self._raw = self._raw, {}
+            bms = list(self._bms.values())
+            self._bytes_held = self._bytes_in_use = 0
+        for bm in bms:
+            bm.dead = True
+            bm.mapped = None
+            self._drop_device_ref(bm)
+        for raw in raws.values():
+            self.pool.put(raw)
 
     def __del__(self) -> None:
         try:  # queued, not run: no locks in a finalizer (lifetime.py)

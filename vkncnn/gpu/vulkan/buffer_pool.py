@@ -1,0 +1,61 @@
+"""Device buffers a net's dropped plans leave behind, kept for its next plans.
+
+Every plan records into blob buffers of its own (a VkBlobAllocator per plan and item), so
+that a replay never writes into another plan's blobs. A net whose shapes change at every
+inference (a decoder fed its KV caches as Mats records a plan per extract, dozens per
+step) would otherwise allocate and free every blob's device memory each time, and
+vkAllocateMemory is slow on some drivers: ncnn sub-allocates from large blocks for that
+reason. A dropped plan's allocator hands its buffers here (buffers no command buffer uses
+any more: the plan's own are released first); the next plans' allocators take buffers of
+their size class from here before asking the driver.
+"""
+
+from __future__ import annotations
+
+import threading
+
+
+class BufferPool:
+    """Whole device buffers by size class, up to `max_bytes` in all (beyond, they are freed)."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._free: dict[int, list] = {}
+        self._bytes = 0
+        self.taken = 0  # buffers handed out again (tests read it)
+
+    @property
+    def bytes_held(self) -> int:
+        return self._bytes
+
+    def take(self, size_class: int):
+        """A pooled buffer of this size class, else of the smallest larger one up to twice
+        it (a decoder's caches grow a row a step, across class bounds), or None. The
+        buffer's own class is `raw.size_class`."""
+        with self._lock:
+            fits = [c for c, free in self._free.items() if free and size_class <= c <= 2 * size_class]
+            if not fits:
+                return None
+            raw = self._free[min(fits)].pop()
+            self._bytes -= raw.size
+            self.taken += 1
+            return raw
+
+    def put(self, raw) -> None:
+        """Keep a buffer nothing uses any more, or free it when the pool is full."""
+        with self._lock:
+            keep = self._bytes + raw.size <= self.max_bytes
+            if keep:
+                self._free.setdefault(raw.size_class, []).append(raw)
+                self._bytes += raw.size
+        if not keep:
+            raw.destroy()
+
+    def clear(self) -> None:
+        """Free every pooled buffer."""
+        with self._lock:
+            doomed = [raw for free in self._free.values() for raw in free]
+            self._free, self._bytes = {}, 0
+        for raw in doomed:
+            raw.destroy()
