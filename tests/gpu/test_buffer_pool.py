@@ -26,19 +26,37 @@ class _Raw:
         self.destroyed = True
 
 
+class _Device:
+    destroyed = False
+    refs = 0
+
+    def register_allocator(self, allocator) -> None:
+        self.registered = allocator
+
+    def retain(self) -> None:
+        self.refs += 1
+
+    def release_ref(self) -> None:
+        self.refs -= 1
+
+
 def test_pool_hands_out_a_class_or_one_up_to_twice_it_and_frees_past_its_cap():
-    pool = BufferPool(max_bytes=3000)
+    device = _Device()
+    pool = BufferPool(device, max_bytes=3000)
+    assert device.registered is pool  # device teardown frees what it holds
     small, big, huge = _Raw(1024), _Raw(1536), _Raw(4096)
     for raw in (small, big, huge):
         pool.put(raw)
     assert huge.destroyed and pool.bytes_held == 2560  # 4096 would pass the cap
+    assert device.refs == 2  # each pooled buffer keeps the device alive
     assert pool.take(1280) is big      # none of 1280: the smallest class up to twice it
     assert pool.take(400) is None      # 1024 is more than twice 400
     assert pool.take(768) is small
     assert pool.take(768) is None and pool.bytes_held == 0 and pool.taken == 2
+    device.refs -= 2  # the takers drop the references that came with the buffers
     pool.put(small)
     pool.clear()
-    assert small.destroyed and pool.bytes_held == 0
+    assert small.destroyed and pool.bytes_held == 0 and device.refs == 0
 
 
 PARAM = """7767517

@@ -138,7 +138,7 @@ class NetGpu:
         self._idle: OrderedDict = OrderedDict()  # key -> idle plans, least recently used first
         self._idle_count = 0
         self._lent: set = set()
-        self.buffer_pool = BufferPool(MAX_POOLED_BYTES)
+        self.buffer_pool = BufferPool(vkdev, MAX_POOLED_BYTES)
         self._released = False
         self._plans_lock = threading.Lock()
         self.plans_recorded = 0  # counters: tests and the bench read them
@@ -273,9 +273,9 @@ class NetGpu:
         with self._plans_lock:
             self._released = True
             doomed = self._take_idle()
+        self.buffer_pool.max_bytes = 0  # plans returned from now on free their buffers
         for plan in doomed:
             plan.release()
-        self.buffer_pool.clear()
         for layer in layers:
             if self.gpu_layer(layer):
                 try:
@@ -287,3 +287,5 @@ class NetGpu:
             self.weight_allocator = None
         if not self.vkdev.destroyed:
             self.vkdev.trim_pools()
+        # last: its buffers hold the device, which may go with them (a retired instance)
+        self.buffer_pool.clear()

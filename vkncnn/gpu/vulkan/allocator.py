@@ -239,8 +239,9 @@ class VkAllocator:
         cls = _size_class(size)
         with self._lock:
             bm = self._pop_free(cls)
+        pooled = None
         if bm is None:
-            raw = self.pool.take(cls) if self.pool is not None else None
+            raw = pooled = self.pool.take(cls) if self.pool is not None else None
             if raw is None:
                 raw = _RawBuffer(self.vkdev, cls, self.required, self.preferred, self.avoided, self.mappable)
             bm = VkBufferMemory(raw.buffer, raw.memory, 0, raw.size_class, raw.mapped)
@@ -254,6 +255,8 @@ class VkAllocator:
         if retain_device:
             bm.retains = True
             self.vkdev.retain()
+        if pooled is not None:
+            self.vkdev.release_ref()  # the pool's reference on the device, handed over with it
         return bm
 
     def _pop_free(self, cls: int):
@@ -344,12 +347,12 @@ class VkAllocator:
             raws, self._raw = self._raw, {}
             bms = list(self._bms.values())
             self._bytes_held = self._bytes_in_use = 0
+        for raw in raws.values():  # first: the handles' references may be the device's last
+            self.pool.put(raw)
         for bm in bms:
             bm.dead = True
             bm.mapped = None
             self._drop_device_ref(bm)
-        for raw in raws.values():
-            self.pool.put(raw)
 
     def __del__(self) -> None:
         try:  # queued, not run: no locks in a finalizer (lifetime.py)

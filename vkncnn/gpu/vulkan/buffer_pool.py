@@ -14,16 +14,22 @@ from __future__ import annotations
 
 import threading
 
+from . import lifetime
+
 
 class BufferPool:
-    """Whole device buffers by size class, up to `max_bytes` in all (beyond, they are freed)."""
+    """Whole device buffers by size class, up to `max_bytes` in all (beyond, they are freed).
+    Each pooled buffer holds a reference on the device (lifetime.RefCounted), so that the
+    device outlives them; the pool also registers with the device as its allocators do."""
 
-    def __init__(self, max_bytes: int) -> None:
+    def __init__(self, vkdev, max_bytes: int) -> None:
+        self.vkdev = vkdev
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
         self._free: dict[int, list] = {}
         self._bytes = 0
         self.taken = 0  # buffers handed out again (tests read it)
+        vkdev.register_allocator(self)
 
     @property
     def bytes_held(self) -> int:
@@ -32,7 +38,8 @@ class BufferPool:
     def take(self, size_class: int):
         """A pooled buffer of this size class, else of the smallest larger one up to twice
         it (a decoder's caches grow a row a step, across class bounds), or None. The
-        buffer's own class is `raw.size_class`."""
+        buffer's own class is `raw.size_class`. Its device reference comes with it: the
+        taker drops it (vkdev.release_ref) once its own handle holds the device."""
         with self._lock:
             fits = [c for c, free in self._free.items() if free and size_class <= c <= 2 * size_class]
             if not fits:
@@ -49,6 +56,7 @@ class BufferPool:
             if keep:
                 self._free.setdefault(raw.size_class, []).append(raw)
                 self._bytes += raw.size
+                self.vkdev.retain()
         if not keep:
             raw.destroy()
 
@@ -59,3 +67,16 @@ class BufferPool:
             self._free, self._bytes = {}, 0
         for raw in doomed:
             raw.destroy()
+            self.vkdev.release_ref()
+
+    free_all = clear  # device teardown (VulkanDevice._destroy) calls it on what registered
+
+    def __del__(self) -> None:
+        try:  # queued, not run: no locks in a finalizer (lifetime.py)
+            lifetime.defer(self._clear_if_device_lives)
+        except Exception:  # modules already torn down at interpreter exit
+            pass
+
+    def _clear_if_device_lives(self) -> None:
+        if not self.vkdev.destroyed:
+            self.clear()
