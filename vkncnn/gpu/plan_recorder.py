@@ -203,8 +203,8 @@ class ItemRecorder(FoldRecording):
         layers, opt, cmd = self.graph.layers, self.opt, self.cmd
         folded_in = {}
         if layer.bottoms and layer.bottoms[0] in self.prenormed:
-            bottoms = [None]
-            bottoms[0], folded_in["prenorm"] = self._gemm_input(layer)
+            x, folded_in["prenorm"] = self._gemm_input(layer)
+            bottoms = [x]
         else:
             bottoms = []
             for slot, bi in enumerate(layer.bottoms):

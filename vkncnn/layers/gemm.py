@@ -220,36 +220,33 @@ class Gemm(Layer):
                 and self.B_data is not None and self.B_mat.shape[0] == k
                 and self._one_row_of_weights(1, k, None if self.C_data is None else self.C_gpu))
 
+    def _takes_one_row(self, x, prenorm=None) -> bool:
+        """Record time: does the matrix-vector kernel compute this product of the one-row
+        input x (one input, constant weight rows, C absent or a per-column bias), reading
+        x as the input of `prenorm`, an RMSNorm it normalises, where given?"""
+        if prenorm is not None:
+            return self.takes_prenorm(x, prenorm)
+        if len(self.bottoms) != 1 or self.B_data is None:
+            return False
+        rows, k, _ = self._gpu_matrix(x, "A")
+        return rows == 1 and self._one_row_of_weights(1, k, None if self.C_data is None else self.C_gpu)
+
     def takes_gated(self, x, up, x_up, prenorm=None) -> bool:
         """Record time: can Gemm `up` (reading x_up) fold into this one (reading x), the
         kernel giving act(this) * up, as a following BinaryOp mul would? Both one-row
         products without C, of the same sizes, their weights in one slice each; with
         `prenorm` both read that norm's input."""
-        def one_row(gemm, blob) -> bool:
-            if prenorm is not None:
-                return gemm.takes_prenorm(blob, prenorm)
-            if len(gemm.bottoms) != 1:
-                return False
-            rows, k, _ = gemm._gpu_matrix(blob, "A")
-            return rows == 1 and gemm.B_data is not None and gemm._one_row_of_weights(1, k, None)
         return (isinstance(up, Gemm) and self.C_data is None and up.C_data is None and gemv_folds_fit(self.vkdev)
-                and one_row(self, x) and one_row(up, x_up) and self.B_mat.shape == up.B_mat.shape
-                and len(self.B_slices) == 1 and len(up.B_slices) == 1)
+                and self._takes_one_row(x, prenorm) and up._takes_one_row(x_up, prenorm)
+                and self.B_mat.shape == up.B_mat.shape and len(self.B_slices) == 1 and len(up.B_slices) == 1)
 
     def takes_rope(self, x, dim: int, cos, sin, prenorm=None) -> bool:
         """Record time: can a one-token RotaryEmbed over heads of `dim` of this product's
         output fold into it (x: its input; cos, sin: (1, dim / 2) pack1 blobs)? The matrix-
         vector kernel then computes each rotation pair's rows in one workgroup."""
-        if prenorm is not None:
-            one_row = self.takes_prenorm(x, prenorm)
-        else:
-            rows, k, _ = self._gpu_matrix(x, "A")
-            one_row = len(self.bottoms) == 1 and rows == 1 and self._one_row_of_weights(1, k, None)
-        if self.C_data is not None:  # a bias: only as the one-row kernel takes it
-            one_row = one_row and self._one_row_of_weights(1, self.B_mat.shape[0], self.C_gpu)
-        n = self.B_mat.shape[1] if self.B_data is not None else 0
-        return (one_row and len(self.B_slices) == 1 and dim >= 2 and dim % 2 == 0 and n % dim == 0
-                and gemv_rows_per_workgroup(self.vkdev) % 2 == 0 and gemv_folds_fit(self.vkdev, GEMV_ROPE_BINDINGS)
+        return (self._takes_one_row(x, prenorm) and len(self.B_slices) == 1 and dim >= 2 and dim % 2 == 0
+                and self.B_mat.shape[1] % dim == 0 and gemv_rows_per_workgroup(self.vkdev) % 2 == 0
+                and gemv_folds_fit(self.vkdev, GEMV_ROPE_BINDINGS)
                 and all(tuple(t.numpy_shape()) == (1, dim // 2) and t.elempack == 1 for t in (cos, sin)))
 
     # a following activation layer (ReLU, Swish) may fold into every kernel's epilogue

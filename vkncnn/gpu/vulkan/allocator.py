@@ -323,17 +323,7 @@ class VkAllocator:
 
     def free_all(self) -> None:
         """Device teardown: free everything, in use or not (nothing may use it any more)."""
-        with self._lock:
-            self._free.clear()
-            raws, self._raw = self._raw, {}
-            bms = list(self._bms.values())
-            self._bytes_held = self._bytes_in_use = 0
-        for raw in raws.values():
-            raw.destroy()
-        for bm in bms:
-            bm.dead = True
-            bm.mapped = None
-            self._drop_device_ref(bm)
+        self._give_up_all(lambda raw: raw.destroy())
 
     def hand_back(self) -> None:
         """Like free_all (the handles given out are marked dead: a VkMat kept past its plan
@@ -341,14 +331,18 @@ class VkAllocator:
         one, for the next allocators."""
         if self.pool is None:
             self.free_all()
-            return
+        else:
+            self._give_up_all(self.pool.put)
+
+    def _give_up_all(self, dispose) -> None:
+        """Every buffer to dispose(raw), then every handle given out marked dead."""
         with self._lock:
             self._free.clear()
             raws, self._raw = self._raw, {}
             bms = list(self._bms.values())
             self._bytes_held = self._bytes_in_use = 0
         for raw in raws.values():  # first: the handles' references may be the device's last
-            self.pool.put(raw)
+            dispose(raw)
         for bm in bms:
             bm.dead = True
             bm.mapped = None

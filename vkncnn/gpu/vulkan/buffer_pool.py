@@ -72,11 +72,9 @@ class BufferPool:
     free_all = clear  # device teardown (VulkanDevice._destroy) calls it on what registered
 
     def __del__(self) -> None:
-        try:  # queued, not run: no locks in a finalizer (lifetime.py)
-            lifetime.defer(self._clear_if_device_lives)
+        # queued, not run: no locks in a finalizer (lifetime.py); the device outlives what
+        # the pool holds, each buffer holding a reference on it
+        try:
+            lifetime.defer(self.clear)
         except Exception:  # modules already torn down at interpreter exit
             pass
-
-    def _clear_if_device_lives(self) -> None:
-        if not self.vkdev.destroyed:
-            self.clear()
