@@ -1,11 +1,14 @@
 // variants: BINDINGS=4,7,9
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 
 // InnerProduct of one input vector: y[n] = act(dot(W[n], x) + bias[n]), W stored as rows
 // of K contiguous scalars. Such a layer reads every weight exactly once (VGG's fc6: 103 M
 // of them), so it runs at the speed of memory or not at all: each row is read by lx
 // invocations side by side, one vec4 each per step (a whole subgroup reads one contiguous
 // run of the row), and the lx partial sums meet in shared memory. ly rows per workgroup.
+// The host sizes lx to the row, so that each invocation makes a few steps, all of whose
+// loads can be in flight at once: a long serial walk waits on memory at every step.
 // (gemm.comp's matrix-vector mode reads scalars and serves any strides; this one needs
 // K % 4 == 0 and a contiguous input, as every flattened blob is.)
 //
@@ -111,8 +114,14 @@ void main()
     if (row < rows)
     {
         const int base = row * K4;
-        for (int k4 = tx; k4 < K4; k4 += lx)
+        // a constant trip count (K4 and lx are specialization constants): the driver can
+        // issue every step's loads before the first add
+        const int steps = (K4 + lx - 1) / lx;
+        [[unroll]] for (int step = 0; step < steps; step++)
         {
+            const int k4 = tx + step * lx;
+            if (k4 >= K4)
+                continue;  // the last step's tail
             vec4 x = vec4(buffer_ld4(bottom_blob_data, k4));
 #if BINDINGS > 4
             if (prenorm == 2)

@@ -4,21 +4,28 @@
 // SDPA for a few query rows (a decode step) in one dispatch: scores, softmax and P x V.
 // The three-step path (sdpa_qk, sdpa_softmax, sdpa_pv_split) puts two barriers between them,
 // and at one query row the work of each step is a few microseconds: the waits cost more
-// than the arithmetic. Here one workgroup owns one (head, query row) and walks the keys in
-// chunks of CHUNK: its invocations score the chunk's keys into shared memory, the running
-// maximum and sum of the softmax are rescaled chunk by chunk (as a streaming softmax does),
-// and the value rows are summed with the chunk's weights. Each invocation owns one output
-// column e = tx % dv and every (L / dv)-th key of a chunk; the partial sums meet at the end.
+// than the arithmetic.
 //
-// The host ensures: d % 4 == 0, d <= MAX_D, dv <= L (the workgroup size, a power of two).
-// Scores, softmax and sums are fp32. A row whose scores hold a NaN or +inf comes out NaN,
-// as the three-step path gives it.
+// The keys of each (head, query row) are split into `splits` runs of `span` keys, a
+// workgroup each, so that a step's few heads still spread over the whole GPU (with one
+// workgroup per head, 14 heads kept 14 cores busy, each walking every key). A workgroup
+// scores its keys into shared memory in chunks of CHUNK, keeps a streaming softmax's maximum
+// and sum (rescaled chunk by chunk) and sums the value rows with the weights: an invocation
+// owns four output columns and every (L / (dv / 4))-th key. With one split it writes the
+// output; else it leaves its maximum, sum and column sums in `work`, and the workgroup that
+// finishes last for its (head, row) (an atomic count in `work`, zeroed by the host before the
+// dispatch) merges the splits, rescaling each by exp(its max - the overall max).
+//
+// The host ensures: d % 4 == 0, d <= MAX_D, dv % 4 == 0, dv / 4 <= L (the workgroup size, a
+// power of two), every split holds at least one key. Scores, softmax and sums are fp32. A
+// row whose scores hold a NaN or +inf comes out NaN, as the three-step path gives it.
 //
 // WRITE: k and v are a KV cache kept on the device (dst rows of capacity), and this step's
 // rows (cur_k, cur_v: cur rows of each kv head, whose heads the cache may hold `repeat`
 // times) go into it at the row the position buffer names, in this same dispatch (no cache
-// write and barrier before it). One workgroup per cache head writes them; every workgroup
-// reads the step's rows from cur_k and cur_v, never from the cache rows being written.
+// write and barrier before it). The first split's workgroup of one query head per cache head
+// writes them; every workgroup reads the step's rows from cur_k and cur_v, never from the
+// cache rows being written.
 
 layout (constant_id = 0) const int has_mask = 0;
 
@@ -27,17 +34,20 @@ layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 layout (binding = 0) readonly buffer q_blob { sfpvec4 q_data[]; };
 #if WRITE
 layout (binding = 1) buffer k_blob { sfpvec4 k_data[]; };
-layout (binding = 2) buffer v_blob { sfp v_data[]; };
+layout (binding = 2) buffer v_blob { sfpvec4 v_data[]; };
 #else
 layout (binding = 1) readonly buffer k_blob { sfpvec4 k_data[]; };
-layout (binding = 2) readonly buffer v_blob { sfp v_data[]; };
+layout (binding = 2) readonly buffer v_blob { sfpvec4 v_data[]; };
 #endif
 layout (binding = 3) readonly buffer mask_blob { sfp mask_data[]; };
-layout (binding = 4) writeonly buffer top_blob { sfp top_blob_data[]; };
+layout (binding = 4) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
+// splits > 1: heads * src counters, then per (row, head, split) its max, sum, NaN flag and
+// dv column sums, as float bits
+layout (binding = 5) coherent buffer work_blob { uint work_data[]; };
 #if WRITE
-layout (binding = 5) readonly buffer cur_k_blob { sfpvec4 cur_k_data[]; };
-layout (binding = 6) readonly buffer cur_v_blob { sfp cur_v_data[]; };
-layout (binding = 7) readonly buffer position_blob { int position_data[]; };
+layout (binding = 6) readonly buffer cur_k_blob { sfpvec4 cur_k_data[]; };
+layout (binding = 7) readonly buffer cur_v_blob { sfpvec4 cur_v_data[]; };
+layout (binding = 8) readonly buffer position_blob { int position_data[]; };
 #endif
 
 layout (push_constant) uniform parameter
@@ -52,6 +62,8 @@ layout (push_constant) uniform parameter
     int cur;         // WRITE: the step's rows per kv head
     int repeat_k;    // WRITE: cache heads per head of cur_k
     int repeat_v;    // WRITE: and of cur_v
+    int splits;      // workgroups per (head, row)
+    int span;        // keys per split
 } p;
 
 #define MAX_D 256
@@ -64,7 +76,9 @@ const float FLT_MAX = 3.402823466e+38;
 shared vec4 q_row[MAX_D / 4];
 shared float weights[CHUNK];
 shared float partial[256];
+shared vec4 partial4[256];
 shared bool poisoned;
+shared bool merges;
 
 // the workgroup's maximum (op 0) or sum (op 1) of one value per invocation
 float workgroup_reduce(float x, int op)
@@ -85,36 +99,57 @@ float workgroup_reduce(float x, int op)
 }
 
 // where key row j of kv head kh is read: the cache, or (WRITE) this step's rows
-int k_index(int kh, int j, int first_new, int d4)
+bool is_new(int j, int first_new)
 {
 #if WRITE
-    if (j >= first_new && j < first_new + p.cur)
-        return ((kh / p.repeat_k) * p.cur + j - first_new) * d4;
+    return j >= first_new && j < first_new + p.cur;
+#else
+    return false;
 #endif
-    return (kh * p.dst + j) * d4;
 }
 
-float v_value(int kh, int j, int e, int first_new)
+vec4 v_quad(int kh, int j, int e4, int first_new, int dv4)
 {
 #if WRITE
-    if (j >= first_new && j < first_new + p.cur)
-        return float(buffer_ld1(cur_v_data, ((kh / p.repeat_v) * p.cur + j - first_new) * p.dv + e));
+    if (is_new(j, first_new))
+        return vec4(buffer_ld4(cur_v_data, ((kh / p.repeat_v) * p.cur + j - first_new) * dv4 + e4));
 #endif
-    return float(buffer_ld1(v_data, (kh * p.dst + j) * p.dv + e));
+    return vec4(buffer_ld4(v_data, (kh * p.dst + j) * dv4 + e4));
+}
+
+float key_score(int kh, int j, int first_new, int d4)
+{
+    vec4 dot4 = vec4(0.f);
+#if WRITE
+    if (is_new(j, first_new))
+    {
+        const int row = ((kh / p.repeat_k) * p.cur + j - first_new) * d4;
+        for (int t = 0; t < d4; t++)
+            dot4 += q_row[t] * vec4(buffer_ld4(cur_k_data, row + t));
+        return dot4.x + dot4.y + dot4.z + dot4.w;
+    }
+#endif
+    const int row = (kh * p.dst + j) * d4;
+    for (int t = 0; t < d4; t++)
+        dot4 += q_row[t] * vec4(buffer_ld4(k_data, row + t));
+    return dot4.x + dot4.y + dot4.z + dot4.w;
 }
 
 void main()
 {
     const int L = int(gl_WorkGroupSize.x);
     const int tx = int(gl_LocalInvocationID.x);
-    const int head = int(gl_WorkGroupID.x);
+    const int head = int(gl_WorkGroupID.x) / p.splits;
+    const int split = int(gl_WorkGroupID.x) % p.splits;
+    const int heads = int(gl_NumWorkGroups.x) / p.splits;
     const int i = int(gl_WorkGroupID.y);
     const int kh = head / p.per_group;
     const int d4 = p.d / 4;
+    const int dv4 = p.dv / 4;
 
 #if WRITE
     const int first_new = position_data[0];
-    if (i == 0 && head % p.per_group == 0)  // one writer per cache head
+    if (i == 0 && split == 0 && head % p.per_group == 0)  // one writer per cache head
     {
         for (int x = tx; x < p.cur * d4; x += L)
         {
@@ -123,12 +158,12 @@ void main()
                 buffer_cp4(k_data, (kh * p.dst + first_new + r) * d4 + x % d4,
                            cur_k_data, ((kh / p.repeat_k) * p.cur + r) * d4 + x % d4);
         }
-        for (int x = tx; x < p.cur * p.dv; x += L)
+        for (int x = tx; x < p.cur * dv4; x += L)
         {
-            const int r = x / p.dv;
+            const int r = x / dv4;
             if (first_new + r < p.dst)
-                buffer_cp1(v_data, (kh * p.dst + first_new + r) * p.dv + x % p.dv,
-                           cur_v_data, ((kh / p.repeat_v) * p.cur + r) * p.dv + x % p.dv);
+                buffer_cp4(v_data, (kh * p.dst + first_new + r) * dv4 + x % dv4,
+                           cur_v_data, ((kh / p.repeat_v) * p.cur + r) * dv4 + x % dv4);
         }
     }
 #else
@@ -141,36 +176,24 @@ void main()
         poisoned = false;
     barrier();
 
-    const int lanes = L / p.dv;      // invocations summing the same output column
-    const int e = tx % p.dv;
-    const int lane = tx / p.dv;
-    const bool sums = lane < lanes;  // the last partial lane (L % dv invocations) sits out
+    const int lanes = L / dv4;       // invocations summing the same four output columns
+    const int e4 = tx % dv4;
+    const int lane = tx / dv4;
+    const bool sums = lane < lanes;  // the last partial lane (L % dv4 invocations) sits out
 
+    const int k0 = split * p.span;
+    const int k1 = min(p.dst, k0 + p.span);
     float running_max = -FLT_MAX;
     float running_sum = 0.f;
-    float acc = 0.f;
-    for (int c0 = 0; c0 < p.dst; c0 += CHUNK)
+    vec4 acc = vec4(0.f);
+    for (int c0 = k0; c0 < k1; c0 += CHUNK)
     {
-        const int n = min(CHUNK, p.dst - c0);
+        const int n = min(CHUNK, k1 - c0);
 
         float chunk_max = -FLT_MAX;
         for (int j = tx; j < n; j += L)
         {
-            const int krow = k_index(kh, c0 + j, first_new, d4);
-            vec4 dot4 = vec4(0.f);
-#if WRITE
-            if (c0 + j >= first_new && c0 + j < first_new + p.cur)
-            {
-                for (int t = 0; t < d4; t++)
-                    dot4 += q_row[t] * vec4(buffer_ld4(cur_k_data, krow + t));
-            }
-            else
-#endif
-            {
-                for (int t = 0; t < d4; t++)
-                    dot4 += q_row[t] * vec4(buffer_ld4(k_data, krow + t));
-            }
-            float s = (dot4.x + dot4.y + dot4.z + dot4.w) * p.scale;
+            float s = key_score(kh, c0 + j, first_new, d4) * p.scale;
             if (has_mask == 1)
                 s += float(buffer_ld1(mask_data, head * p.mask_cstep + i * p.dst + c0 + j));
             if (isnan(s) || is_pos_inf(s))
@@ -195,19 +218,71 @@ void main()
         if (sums)
         {
             for (int j = lane; j < n; j += lanes)
-                acc += weights[j] * v_value(kh, c0 + j, e, first_new);
+                acc += weights[j] * v_quad(kh, c0 + j, e4, first_new, dv4);
         }
         barrier();  // the next chunk overwrites weights
     }
 
-    partial[tx] = acc;
+    partial4[tx] = acc;
     barrier();
+    vec4 total = vec4(0.f);
     if (lane == 0)
     {
-        float total = 0.f;
         for (int l = 0; l < lanes; l++)
-            total += partial[l * p.dv + e];
-        const float o = poisoned ? nan_value() : total / running_sum;
-        buffer_st1(top_blob_data, (head * p.src + i) * p.dv + e, afp(o));
+            total += partial4[l * dv4 + e4];
     }
+    const int out_at = (head * p.src + i) * dv4 + e4;
+    if (p.splits == 1)
+    {
+        if (lane == 0)
+            buffer_st4(top_blob_data, out_at, afpvec4(poisoned ? vec4(nan_value()) : total / running_sum));
+        return;
+    }
+
+    // this split's record: max, sum, NaN flag, then the dv column sums
+    const int record = p.dv + 3;
+    const int counter = i * heads + head;
+    const int base = heads * p.src + (counter * p.splits + split) * record;
+    if (tx == 0)
+    {
+        work_data[base] = floatBitsToUint(running_max);
+        work_data[base + 1] = floatBitsToUint(running_sum);
+        work_data[base + 2] = poisoned ? 1u : 0u;
+    }
+    if (lane == 0)
+    {
+        for (int c = 0; c < 4; c++)
+            work_data[base + 3 + e4 * 4 + c] = floatBitsToUint(total[c]);
+    }
+    memoryBarrierBuffer();
+    barrier();
+    if (tx == 0)
+        merges = atomicAdd(work_data[counter], 1u) == uint(p.splits - 1);
+    barrier();
+    if (!merges)
+        return;
+    memoryBarrierBuffer();
+
+    // the last of the (head, row)'s workgroups: every split's record is written
+    if (lane != 0)
+        return;
+    const int first = heads * p.src + counter * p.splits * record;
+    float top = -FLT_MAX;
+    bool nan_seen = false;
+    for (int s = 0; s < p.splits; s++)
+    {
+        top = max(top, uintBitsToFloat(work_data[first + s * record]));
+        nan_seen = nan_seen || work_data[first + s * record + 2] != 0u;
+    }
+    float sum = 0.f;
+    vec4 merged = vec4(0.f);
+    for (int s = 0; s < p.splits; s++)
+    {
+        const int at = first + s * record;
+        const float f = exp(uintBitsToFloat(work_data[at]) - top);
+        sum += uintBitsToFloat(work_data[at + 1]) * f;
+        for (int c = 0; c < 4; c++)
+            merged[c] += uintBitsToFloat(work_data[at + 3 + e4 * 4 + c]) * f;
+    }
+    buffer_st4(top_blob_data, out_at, afpvec4(nan_seen ? vec4(nan_value()) : merged / sum));
 }

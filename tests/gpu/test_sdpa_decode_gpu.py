@@ -1,6 +1,7 @@
 """SDPA of a few query rows in one dispatch (sdpa_decode.comp) equals the numpy path and the
-three-dispatch path it replaces: key rows in one chunk and in several, grouped KV heads,
-masks shared and per head, value widths that leave invocations idle, fp32 and fp16."""
+three-dispatch path it replaces: keys in one workgroup and split over many, one workgroup's
+keys in one chunk and in several, grouped KV heads, masks shared and per head, value widths
+that leave invocations idle, NaN in one split, fp32 and fp16."""
 
 from __future__ import annotations
 
@@ -18,10 +19,10 @@ FP32_TOLERANCE = 2e-4  # sums in another order than numpy's
 # (heads, groups, query rows, key rows, d, dv, mask: None, "shared" or "per head")
 CASES = [
     (4, 4, 1, 7, 8, 8, None),
-    (14, 2, 1, 300, 64, 64, "shared"),     # GQA, as a decoder's step
-    (8, 2, 3, 1500, 64, 64, "per head"),   # two chunks of keys
-    (2, 1, 4, 2049, 128, 96, "shared"),    # three chunks; 96 columns: a partial lane idles
-    (3, 3, 2, 5, 4, 3, None),              # tiny widths
+    (14, 2, 1, 300, 64, 64, "shared"),     # GQA, as a decoder's step: keys in 4 splits
+    (8, 2, 3, 1500, 64, 64, "per head"),   # 23 splits; in one workgroup, two chunks
+    (2, 1, 4, 2049, 128, 96, "shared"),    # three chunks in one; 96 columns: a partial lane idles
+    (3, 3, 2, 5, 4, 4, None),              # tiny widths
 ]
 
 
@@ -40,10 +41,12 @@ def _inputs(heads, groups, src, dst, d, dv, mask, seed=0):
 
 @pytest.mark.parametrize("case", CASES, ids=str)
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
-def test_one_dispatch_matches_numpy_and_three_steps(case, fp16, monkeypatch):
+@pytest.mark.parametrize("max_splits", [sdpa.DECODE_MAX_SPLITS, 1], ids=["split", "one_workgroup"])
+def test_one_dispatch_matches_numpy_and_three_steps(case, fp16, max_splits, monkeypatch):
     params, inputs = _inputs(*case)
     want = run_layer("SDPA", params, b"", inputs)[0]
     tolerance = FP16_TOLERANCE if fp16 else FP32_TOLERANCE
+    monkeypatch.setattr(sdpa, "DECODE_MAX_SPLITS", max_splits)
     fused = run_layer("SDPA", params, b"", inputs, gpu=True, fp16=fp16)[0]
     assert rel_err(fused, want) < tolerance
     monkeypatch.setattr(sdpa, "DECODE_MAX_ROWS", 0)
@@ -62,3 +65,28 @@ def test_long_key_rows_and_prefill_keep_three_steps():
     for case in ((2, 1, 1, sdpa.DECODE_MAX_KEYS + 1, 8, 8, None), (2, 1, sdpa.DECODE_MAX_ROWS + 1, 9, 8, 8, None)):
         shaders = set(time_layer("SDPA", *_inputs(*case)[:1], b"", _inputs(*case)[1], runs=1, warmup=1))
         assert "sdpa_decode" not in shaders and "sdpa_qk" in shaders, case
+
+
+def test_keys_split_over_workgroups():
+    """Every split holds keys, at least a workgroup's worth, at most DECODE_MAX_SPLITS."""
+    local = 64
+    for keys in (1, 63, 64, 127, 128, 300, 1500, 4096, 5000, 100000):
+        splits, span = sdpa.decode_splits(keys, local)
+        assert 1 <= splits <= sdpa.DECODE_MAX_SPLITS and (splits - 1) * span < keys <= splits * span, keys
+        assert span >= min(keys, local), keys
+    assert sdpa.decode_splits(300, local) == (4, 75)
+
+
+def test_splits_masked_off_or_nan():
+    """A split whose keys are all masked off adds nothing; a NaN score in one split makes its
+    row NaN and leaves the other rows alone."""
+    params, (q, k, v, m) = _inputs(4, 2, 2, 600, 16, 16, "per head")
+    m[0, 0, :300] = -1e30                  # head 0, row 0: the first splits masked off
+    m[1, 1, 500] = np.nan                  # head 1, row 1: one NaN in the last split
+    want = run_layer("SDPA", params, b"", [q, k, v, m])[0]
+    got = run_layer("SDPA", params, b"", [q, k, v, m], gpu=True, fp16=False)[0]
+    assert np.isnan(got[1, 1]).all() and np.isnan(want[1, 1]).all()
+    assert not np.isnan(np.delete(got.reshape(8, 16), 3, axis=0)).any()
+    np.testing.assert_allclose(got[0], want[0], rtol=FP32_TOLERANCE, atol=FP32_TOLERANCE)
+    np.testing.assert_allclose(np.delete(got.reshape(8, 16), 3, axis=0), np.delete(want.reshape(8, 16), 3, axis=0),
+                               rtol=FP32_TOLERANCE, atol=FP32_TOLERANCE)

@@ -27,7 +27,6 @@ from vkncnn.gpu.ops.matrix_product import (
     GEMV_ROPE_BINDINGS,
     GemmOperand,
     gemv_folds_fit,
-    gemv_rows_per_workgroup,
     record_gemm,
     record_gemv,
     upload_row_slices,
@@ -245,7 +244,7 @@ class Gemm(Layer):
         output fold into it (x: its input; cos, sin: (1, dim / 2) pack1 blobs)? The matrix-
         vector kernel then computes each rotation pair's rows in one workgroup."""
         return (self._takes_one_row(x, prenorm) and len(self.B_slices) == 1 and dim >= 2 and dim % 2 == 0
-                and self.B_mat.shape[1] % dim == 0 and gemv_rows_per_workgroup(self.vkdev) % 2 == 0
+                and self.B_mat.shape[1] % dim == 0
                 and gemv_folds_fit(self.vkdev, GEMV_ROPE_BINDINGS)
                 and all(tuple(t.numpy_shape()) == (1, dim // 2) and t.elempack == 1 for t in (cos, sin)))
 

@@ -6,8 +6,9 @@ head] [, past_k, past_v]. With kv_cache the outputs also carry past+current k an
 GPU: three dispatches per chunk of heads (shaders/sdpa_*.comp): q k^T * scale + mask into
 an fp32 score buffer (4 x 4 register blocks per invocation), a row softmax in place, then
 P v into the output (4 x 4 blocks again). A decode step (a few query rows) takes one
-dispatch instead, a workgroup per head and row (sdpa_decode.comp): the barriers between the
-three steps cost more than their work there. With
+dispatch instead (sdpa_decode.comp: each head and row's keys split over workgroups, the last
+to finish merging their softmaxes): the barriers between the three steps cost more than
+their work there. With
 kv_cache, sdpa_kvcat.comp first writes past+current k and v (the extra outputs), and the
 attention reads those. Past k and v kept on the device between steps (KvCacheMat,
 gpu/kv_cache.py) are written in place instead (sdpa_kvcache.comp, at the row the cache's
@@ -37,15 +38,21 @@ SOFTMAX_PER_THREAD_MAX_LEN = 256  # score rows up to this long: one invocation e
 PV_SPLIT_MAX_ROWS = 4
 PV_SPLIT_LOCAL = 64
 # Up to this many query rows and keys, one dispatch does scores, softmax and P x V
-# (sdpa_decode.comp); its workgroups are only heads x rows, so very long key rows go back
-# to the three steps, whose score and P x V dispatches spread over many more workgroups.
+# (sdpa_decode.comp); longer key rows go back to the three steps, whose score and P x V
+# dispatches spread over more workgroups than DECODE_MAX_SPLITS per head and row.
 DECODE_MAX_ROWS = 4
 DECODE_MAX_KEYS = 4096
 DECODE_MAX_D = 256  # sdpa_decode.comp's MAX_D: the q row it keeps in shared memory
-# storage buffers of sdpa_decode.comp: q, k, v, mask, out; with WRITE (the step's rows go
-# into a device KV cache in the same dispatch) also the step's k and v and the position.
-# Devices with fewer keep the three steps, or the cache write as a dispatch of its own.
-DECODE_BINDINGS = {0: 5, 1: 8}
+# sdpa_decode.comp's workgroup, and the most workgroups that split one (head, row)'s keys:
+# a decode step has few heads, and one workgroup each left most of a GPU idle
+# (docs/perf-notes.md). A split holds at least DECODE_LOCAL keys, one per invocation.
+DECODE_LOCAL = 64
+DECODE_MAX_SPLITS = 64
+# storage buffers of sdpa_decode.comp: q, k, v, mask, out, the splits' workspace; with
+# WRITE (the step's rows go into a device KV cache in the same dispatch) also the step's k
+# and v and the position. Devices with fewer keep the three steps, or the cache write as a
+# dispatch of its own.
+DECODE_BINDINGS = {0: 6, 1: 9}
 
 
 @register_layer("SDPA")
@@ -111,7 +118,7 @@ class SDPA(Layer):
         self.qk = make("sdpa_qk", (16, 4, 1), [1 if self.attn_mask else 0])
         self.pv = make("sdpa_pv", (16, 4, 1))
         self.pv_split = make("sdpa_pv_split", (PV_SPLIT_LOCAL, 1, 1))  # a workgroup per 4 outputs
-        self.decode_local = workgroup_cap(self.vkdev)
+        self.decode_local = min(DECODE_LOCAL, workgroup_cap(self.vkdev))
         buffers = self.vkdev.info.max_per_stage_storage_buffers()
 
         def decode(write: int):
@@ -222,17 +229,17 @@ class SDPA(Layer):
         scale = float(np.float32(scale))
         per_group = heads // groups
         one = self._one_dispatch(src, dst, d, dv) and heads
-        grid = (heads * self.decode_local, src, 1)
-        constants = [src, dst, d, dv, per_group, mask_cstep, scale]
         if one and writes and self.decode_write is not None:
             (cache, cur_k, _, _, repeat_k), (_, cur_v, _, _, repeat_v) = writes
-            cmd.record_pipeline(self.decode_write, [q, k, v, mask, out, cur_k, cur_v, cache.position],
-                                constants + [cur_k.numpy_shape()[1], repeat_k, repeat_v], grid)
+            self._record_decode(cmd, opt, self.decode_write, [q, k, v, mask, out],
+                                [src, dst, d, dv, per_group, mask_cstep, scale,
+                                 cur_k.numpy_shape()[1], repeat_k, repeat_v], [cur_k, cur_v, cache.position])
             return [out] + tops
         for write in writes:
             self._record_cache_write(cmd, *write)
         if one:
-            cmd.record_pipeline(self.decode, [q, k, v, mask, out], constants + [0, 1, 1], grid)
+            self._record_decode(cmd, opt, self.decode, [q, k, v, mask, out],
+                                [src, dst, d, dv, per_group, mask_cstep, scale, 0, 1, 1], [])
             return [out] + tops
         chunk = max(1, min(heads, SCORES_BYTES // max(1, src * dst * 4)))
         scores = VkMat.create(dst, src, 1, chunk, dims=3, elemsize=4, elempack=1,
@@ -251,11 +258,29 @@ class SDPA(Layer):
         scores.release()
         return [out] + tops
 
+    def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list) -> None:
+        """sdpa_decode.comp over constants' (src, dst, ..., dv, ...) shapes: the keys of each
+        (head, row) split over workgroups (decode_splits), whose partial softmaxes meet in a
+        workspace the host zeroes first (its counters), in the same barrier interval."""
+        src, dst, dv = constants[0], constants[1], constants[3]
+        heads = bindings[0].numpy_shape()[0]
+        splits, span = decode_splits(dst, self.decode_local)
+        work = None
+        if splits > 1:
+            words = heads * src * (1 + splits * (dv + 3))
+            work = VkMat.create(words, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
+            cmd.record_fill(work)
+        cmd.record_pipeline(pipeline, bindings + [work] + write_bindings, constants + [splits, span],
+                            (heads * splits * self.decode_local, src, 1))
+        if work is not None:
+            work.release()
+
     def _one_dispatch(self, src: int, dst: int, d: int, dv: int) -> bool:
         """sdpa_decode.comp for these shapes? A few query rows, keys up to DECODE_MAX_KEYS,
-        vec4 rows of q and k that fit its shared q row, a value column per invocation."""
+        vec4 rows of q, k and v, q's fitting its shared q row, four value columns per
+        invocation."""
         return (0 < src <= DECODE_MAX_ROWS and 0 < dst <= DECODE_MAX_KEYS and d % 4 == 0 and 0 < d <= DECODE_MAX_D
-                and 0 < dv <= self.decode_local and self.decode is not None)
+                and dv % 4 == 0 and 0 < dv <= 4 * self.decode_local and self.decode is not None)
 
     def _record_softmax(self, cmd, scores, n_rows: int, row_len: int) -> None:
         """Softmax of each score row in place: an invocation per short row, else a workgroup."""
@@ -265,6 +290,14 @@ class SDPA(Layer):
         rows_y = min(n_rows, 65535)
         cmd.record_pipeline(self.softmax_group, [scores], [n_rows, row_len],
                             (self.softmax_group.local_size_x, rows_y, -(-n_rows // rows_y)))
+
+
+def decode_splits(keys: int, local: int) -> tuple[int, int]:
+    """(splits, span): sdpa_decode.comp's workgroups per (head, row) and the keys of each, at
+    least `local` keys a split and at most DECODE_MAX_SPLITS splits, none of them empty."""
+    splits = max(1, min(DECODE_MAX_SPLITS, keys // local))
+    span = -(-keys // splits)
+    return -(-keys // span), span
 
 
 def _broadcasts_to(shape: tuple, target: tuple) -> bool:

@@ -138,7 +138,7 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
                 activation=(0, 0.0, 0.0), prenorm=None, up=None, rope=None) -> None:
     """top[row_offset + r] = act(dot(weight[r], x) + bias[row_offset + r]) for every row r of
     `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
-    (shaders/innerproduct_gemv.comp: vec4 loads, 32 invocations per row).
+    (shaders/innerproduct_gemv.comp: vec4 loads, gemv_workgroup's invocations per row).
 
     prenorm: (eps, gamma VkMat or None) of an RMSNorm over x folded into the product (x is
     then the norm's input). up: (weight rows U, input x_up) of a second product the first
@@ -146,8 +146,7 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     prenorm). rope: (1 for pairs (j, j + dim/2) or 2 for (2j, 2j + 1), dim, cos, sin) of
     a one-token RotaryEmbed over heads of dim outputs (no activation then)."""
     rows = weight.numpy_shape()[0]
-    lx = 32
-    ly = gemv_rows_per_workgroup(cmd.vkdev)
+    lx, ly = gemv_workgroup(cmd.vkdev, k, paired=rope is not None)
     eps, gamma = prenorm if prenorm is not None else (0.0, None)
     mode = 0 if prenorm is None else 2 if gamma is not None else 1
     up_weight, x_up = up if up is not None else (None, None)
@@ -170,6 +169,17 @@ def gemv_folds_fit(vkdev, bindings: int = GEMV_FOLD_BINDINGS) -> bool:
     return vkdev.info.max_per_stage_storage_buffers() >= bindings
 
 
-def gemv_rows_per_workgroup(vkdev) -> int:
-    """Rows of innerproduct_gemv.comp's workgroup: 8, fewer where 256 invocations do not fit."""
-    return max(1, min(8, workgroup_cap(vkdev) // 32))
+# innerproduct_gemv.comp's vec4 loads per invocation and row (at most): each invocation
+# issues them all before it adds (the loop has a constant trip count), so that enough loads
+# are in flight to keep memory busy; a long row gets more invocations instead of more steps
+GEMV_STEPS = 4
+
+
+def gemv_workgroup(vkdev, k: int, paired: bool = False) -> tuple[int, int]:
+    """(invocations per row, rows) of innerproduct_gemv.comp's workgroup for rows of k
+    scalars: 32 to all the workgroup's invocations per row, so that each makes at most
+    GEMV_STEPS vec4 loads where it can; paired (a folded RoPE): an even number of rows."""
+    total = workgroup_cap(vkdev)
+    widest = total // 2 if paired else total
+    lx = max(min(32, widest), min(widest, pow2_ceil(-(-k // (4 * GEMV_STEPS)))))
+    return lx, max(1, total // lx)
