@@ -86,7 +86,5 @@ def test_splits_masked_off_or_nan():
     want = run_layer("SDPA", params, b"", [q, k, v, m])[0]
     got = run_layer("SDPA", params, b"", [q, k, v, m], gpu=True, fp16=False)[0]
     assert np.isnan(got[1, 1]).all() and np.isnan(want[1, 1]).all()
-    assert not np.isnan(np.delete(got.reshape(8, 16), 3, axis=0)).any()
-    np.testing.assert_allclose(got[0], want[0], rtol=FP32_TOLERANCE, atol=FP32_TOLERANCE)
-    np.testing.assert_allclose(np.delete(got.reshape(8, 16), 3, axis=0), np.delete(want.reshape(8, 16), 3, axis=0),
-                               rtol=FP32_TOLERANCE, atol=FP32_TOLERANCE)
+    others_got, others_want = (np.delete(a.reshape(8, 16), 3, axis=0) for a in (got, want))  # row 3: head 1, row 1
+    np.testing.assert_allclose(others_got, others_want, rtol=FP32_TOLERANCE, atol=FP32_TOLERANCE)
