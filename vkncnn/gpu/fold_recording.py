@@ -15,6 +15,8 @@ kernel assumes, whatever their parameters say.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..layer import layer_failure
@@ -34,9 +36,22 @@ class LayerToCpu(Exception):
         self.layer, self.why = layer, why
 
 
+@contextmanager
+def recording_on_gpu(layer):
+    """A layer's GPU recording: a kernel the device cannot run sends the layer to the CPU
+    (LayerToCpu), any other failure is reported as the layer's."""
+    try:
+        yield
+    except KernelUnsupported as e:
+        raise LayerToCpu(layer, e) from e
+    except Exception as e:
+        raise layer_failure(layer, e, "on GPU") from e
+
+
 class FoldRecording:
     """The record-time folds of ItemRecorder (which provides graph, device, host, owned,
-    pending, skipped, prenormed, repeated, cmd, opt, on_device and _wanted_elempack)."""
+    skipped, prenormed, repeated, cmd, opt, on_device, store, read_later and
+    _wanted_elempack)."""
 
     def _fold_prenorm(self, li: int, norm, readers: tuple) -> bool:
         """Fold RMSNorm `norm` into its Gemm readers if each takes it for these shapes: then
@@ -49,8 +64,7 @@ class FoldRecording:
         for bi in [norm.tops[0]] + [bi for s in splits for bi in self.graph.layers[s].tops]:
             self.prenormed[bi] = (source, norm)
         self.skipped.update(splits)
-        # the Gemms read the input in the norm's stead: it lives until the last of them
-        self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + len(gemms)
+        self.read_later(source, len(gemms))  # the Gemms read the input in the norm's stead
         return True
 
     def _fold_repeat(self, expand, chain: tuple) -> bool:
@@ -70,8 +84,7 @@ class FoldRecording:
             return False
         self.repeated[layers[reshape_li].tops[0]] = (source, repeat, x)
         self.skipped.update((tile_li, reshape_li))
-        # the SDPA reads the input in the chain's stead: it lives until then
-        self.pending[source] = self.pending.get(source, len(self.graph.blobs[source].consumers)) + 1
+        self.read_later(source, 1)  # the SDPA reads the input in the chain's stead
         return True
 
     def _rope_fold(self, gemm, chain: tuple, x, prenorm):
@@ -119,14 +132,9 @@ class FoldRecording:
             return False
         act = fusions.activation.get(gate_li)
         spec = layers[act].activation_spec() if act is not None else None
-        try:
+        with recording_on_gpu(gate):
             tops = gate.forward_gpu([x], self.cmd, self.opt, activation=spec, prenorm=norm, gated=(up, x_up))
-        except KernelUnsupported as e:
-            raise LayerToCpu(gate, e) from e
-        except Exception as e:
-            raise layer_failure(gate, e, "on GPU") from e
-        self.device[layers[mul_li].tops[0]] = tops[0]
-        self.owned.add(layers[mul_li].tops[0])
+        self.store(layers[mul_li].tops[0], tops[0])
         self.skipped.update({gate_li, up_li, mul_li})
         return True
 

@@ -18,12 +18,11 @@ import numpy as np
 
 from ..errors import LayerError
 from ..layer import layer_failure
-from .fold_recording import FoldRecording, LayerToCpu
+from .fold_recording import FoldRecording, recording_on_gpu
 from .fusion import Fusions, plan_fusions
 from .ops import data_movement as gather
 from .vulkan import lifetime
 from .vulkan.command import HostSlot
-from .vulkan.device_limits import KernelUnsupported
 from .vulkan.timestamps import LayerTimer
 
 # timestamps reserved per layer when a plan is profiled by dispatch (bench --profile dispatches)
@@ -109,11 +108,24 @@ class ItemRecorder(FoldRecording):
                 self.plan.input_slots[self.item][bi] = slot
         return slot
 
+    def store(self, bi: int, mat) -> None:
+        """Blob bi is `mat`, made by this plan (released after its last reader)."""
+        self.device[bi] = mat
+        self.owned.add(bi)
+
+    def reads_left(self, bi: int) -> int:
+        """Readers of blob bi not yet recorded."""
+        return self.pending.get(bi, len(self.graph.blobs[bi].consumers))
+
+    def read_later(self, bi: int, readers: int) -> None:
+        """`readers` more layers read blob bi (a folded layer's readers read its input)."""
+        self.pending[bi] = self.reads_left(bi) + readers
+
     def on_device(self, bi: int, elempack: int):
         v = self.device.get(bi)
         if v is None:
-            v = self.device[bi] = self.cmd.record_upload(self.host_slot(bi), self.opt, elempack=elempack)
-            self.owned.add(bi)
+            v = self.cmd.record_upload(self.host_slot(bi), self.opt, elempack=elempack)
+            self.store(bi, v)
             return v
         if v.elempack != elempack and elempack in (1, 4):
             return self.netgpu.vkdev.convert_packing(v, elempack, self.cmd, self.opt)
@@ -218,7 +230,7 @@ class ItemRecorder(FoldRecording):
             folded = self._rope_fold(layer, fusions.rope[li], bottoms[0], folded_in.get("prenorm"))
             if folded is not None:
                 folded_in["rope"], rope_shape = folded
-        try:
+        with recording_on_gpu(layer):
             if li in fusions.residual:
                 eltwise, other, act = fusions.residual[li]
                 spec = layers[act].activation_spec() if act is not None else None
@@ -233,24 +245,18 @@ class ItemRecorder(FoldRecording):
                 tops = layer.forward_gpu(bottoms, cmd, opt, activation=spec, **folded_in)
             else:
                 tops = layer.forward_gpu(bottoms, cmd, opt, **folded_in)
-        except KernelUnsupported as e:
-            raise LayerToCpu(layer, e) from e
-        except Exception as e:
-            raise layer_failure(layer, e, "on GPU") from e
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, expected {len(layer.tops)}")
         if rope_shape is not None:  # the rotated product is the RoPE's output, seen in its shape
             views, rope_li = fusions.rope[li]
             rotated = gather.view(tops[0], rope_shape)
             tops[0].release()
-            self.device[layers[rope_li].tops[0]] = rotated
-            self.owned.add(layers[rope_li].tops[0])
+            self.store(layers[rope_li].tops[0], rotated)
             self.skipped.update(views + [rope_li])
             return
         # a fused dispatch stores only the last folded layer's blob, never its own
         for bi, v in zip(layers[fusions.output_layer(li)].tops, tops):
-            self.device[bi] = v
-            self.owned.add(bi)
+            self.store(bi, v)
 
     def _record_unfolded(self, li: int, folded: tuple) -> None:
         """A residual fold the producer refused as it recorded (the shapes do not allow it):
@@ -292,8 +298,7 @@ class ItemRecorder(FoldRecording):
                 bi = self.repeated[bi][0]
             if bi == target or bi not in self.owned:
                 continue
-            left = self.pending.get(bi, len(self.graph.blobs[bi].consumers)) - 1
-            self.pending[bi] = left
+            left = self.pending[bi] = self.reads_left(bi) - 1
             if left <= 0 and bi in self.device:
                 self.device.pop(bi).release()
                 self.owned.discard(bi)

@@ -229,17 +229,17 @@ class SDPA(Layer):
         scale = float(np.float32(scale))
         per_group = heads // groups
         one = self._one_dispatch(src, dst, d, dv) and heads
+        constants = [src, dst, d, dv, per_group, mask_cstep, scale]
         if one and writes and self.decode_write is not None:
             (cache, cur_k, _, _, repeat_k), (_, cur_v, _, _, repeat_v) = writes
             self._record_decode(cmd, opt, self.decode_write, [q, k, v, mask, out],
-                                [src, dst, d, dv, per_group, mask_cstep, scale,
-                                 cur_k.numpy_shape()[1], repeat_k, repeat_v], [cur_k, cur_v, cache.position])
+                                constants + [cur_k.numpy_shape()[1], repeat_k, repeat_v],
+                                [cur_k, cur_v, cache.position])
             return [out] + tops
         for write in writes:
             self._record_cache_write(cmd, *write)
         if one:
-            self._record_decode(cmd, opt, self.decode, [q, k, v, mask, out],
-                                [src, dst, d, dv, per_group, mask_cstep, scale, 0, 1, 1], [])
+            self._record_decode(cmd, opt, self.decode, [q, k, v, mask, out], constants + [0, 1, 1], [])
             return [out] + tops
         chunk = max(1, min(heads, SCORES_BYTES // max(1, src * dst * 4)))
         scores = VkMat.create(dst, src, 1, chunk, dims=3, elemsize=4, elempack=1,
@@ -259,10 +259,11 @@ class SDPA(Layer):
         return [out] + tops
 
     def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list) -> None:
-        """sdpa_decode.comp over constants' (src, dst, ..., dv, ...) shapes: the keys of each
-        (head, row) split over workgroups (decode_splits), whose partial softmaxes meet in a
-        workspace the host zeroes first (its counters), in the same barrier interval."""
-        src, dst, dv = constants[0], constants[1], constants[3]
+        """sdpa_decode.comp with its push constants (src, dst, d, dv, ... as the shader lists
+        them; splits and span are added here): the keys of each (head, row) split over
+        workgroups (decode_splits), whose partial softmaxes meet in a workspace the host
+        zeroes first (its counters), in the same barrier interval."""
+        src, dst, _, dv = constants[:4]
         heads = bindings[0].numpy_shape()[0]
         splits, span = decode_splits(dst, self.decode_local)
         work = None

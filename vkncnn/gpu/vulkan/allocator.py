@@ -25,6 +25,7 @@ import numpy as np
 
 from ...errors import GpuError
 from . import lifetime
+from .buffer_pool import pop_fitting
 from .image_memory import VkImageMemory
 from .vk import check, vk
 
@@ -238,7 +239,7 @@ class VkAllocator:
         self.vkdev.check_alive(f"{type(self).__name__}.fastMalloc")
         cls = _size_class(size)
         with self._lock:
-            bm = self._pop_free(cls)
+            bm = pop_fitting(self._free, cls)
         pooled = None
         if bm is None:
             raw = pooled = self.pool.take(cls) if self.pool is not None else None
@@ -258,16 +259,6 @@ class VkAllocator:
         if pooled is not None:
             self.vkdev.release_ref()  # the pool's reference on the device, handed over with it
         return bm
-
-    def _pop_free(self, cls: int):
-        """A free buffer of size class cls, else of the smallest larger class up to twice it
-        (sizes that grow a little each inference, a decoder's caches, cross class bounds),
-        or None. The caller holds the lock."""
-        free = self._free.get(cls)
-        if free:
-            return free.pop()
-        larger = [c for c, lst in self._free.items() if lst and cls < c <= 2 * cls]
-        return self._free[min(larger)].pop() if larger else None
 
     def _image(self, w: int, h: int, c: int, elemsize: int, elempack: int) -> VkImageMemory | None:
         self.vkdev.check_alive(f"{type(self).__name__}.fastMalloc")

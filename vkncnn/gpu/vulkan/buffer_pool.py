@@ -17,6 +17,14 @@ import threading
 from . import lifetime
 
 
+def pop_fitting(free: dict, size_class: int):
+    """From `free` (size class -> buffers), a buffer of this class, else of the smallest
+    larger one up to twice it (sizes that grow a little at each inference, a decoder's
+    caches, cross class bounds), or None."""
+    fits = [c for c, buffers in free.items() if buffers and size_class <= c <= 2 * size_class]
+    return free[min(fits)].pop() if fits else None
+
+
 class BufferPool:
     """Whole device buffers by size class, up to `max_bytes` in all (beyond, they are freed).
     Each pooled buffer holds a reference on the device (lifetime.RefCounted), so that the
@@ -36,15 +44,13 @@ class BufferPool:
         return self._bytes
 
     def take(self, size_class: int):
-        """A pooled buffer of this size class, else of the smallest larger one up to twice
-        it (a decoder's caches grow a row a step, across class bounds), or None. The
-        buffer's own class is `raw.size_class`. Its device reference comes with it: the
-        taker drops it (vkdev.release_ref) once its own handle holds the device."""
+        """A pooled buffer for this size class (pop_fitting), or None. The buffer's own class
+        is `raw.size_class`. Its device reference comes with it: the taker drops it
+        (vkdev.release_ref) once its own handle holds the device."""
         with self._lock:
-            fits = [c for c, free in self._free.items() if free and size_class <= c <= 2 * size_class]
-            if not fits:
+            raw = pop_fitting(self._free, size_class)
+            if raw is None:
                 return None
-            raw = self._free[min(fits)].pop()
             self._bytes -= raw.size
             self.taken += 1
             return raw
