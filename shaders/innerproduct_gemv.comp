@@ -14,8 +14,11 @@
 //
 // prenorm folds an RMSNorm of the input row into the product (a decoder's norm before its
 // q, k, v and gate/up products): dot(W[n], x * gamma) / rms(x) is dot(W[n], rmsnorm(x)), and
-// each workgroup finds rms(x) itself, reading the K inputs from the cache, instead of a
-// dispatch of its own and a barrier before the product.
+// each row's invocations find rms(x) themselves, instead of a dispatch of its own and a
+// barrier before the product. Together they load every input once in the product's own loop,
+// so the squares are summed there and reduced with the dot products: no pass over x before
+// the first weight load, which would put a round trip to memory and a reduction in front of
+// every load of the weights.
 //
 // gated multiplies two products of the row: y[n] = act(dot(W[n], x)) * dot(U[n], x_up) (a
 // decoder's gate and up projections and the product of the two), in place of two dispatches,
@@ -62,6 +65,7 @@ layout (binding = 8) readonly buffer sin_blob { sfp sin_data[]; };
 
 shared float partial[256];
 shared float partial_up[256];
+shared float partial_squares[256];
 
 void main()
 {
@@ -87,30 +91,9 @@ void main()
 
     const int slot = ty * lx + tx;
 
-    float inv_rms = 1.f;
-    if (prenorm != 0)
-    {
-        const int n = lx * int(gl_WorkGroupSize.y);
-        float squares = 0.f;
-        for (int k4 = slot; k4 < K4; k4 += n)
-        {
-            const vec4 x = vec4(buffer_ld4(bottom_blob_data, k4));
-            squares += dot(x, x);
-        }
-        partial[slot] = squares;
-        barrier();
-        for (int s = n / 2; s > 0; s /= 2)
-        {
-            if (slot < s)
-                partial[slot] += partial[slot + s];
-            barrier();
-        }
-        inv_rms = 1.f / sqrt(partial[0] / float(K4 * 4) + prenorm_eps);
-        barrier();  // partial is reused below
-    }
-
     vec4 acc = vec4(0.f);
     vec4 acc_up = vec4(0.f);
+    float squares = 0.f;  // prenorm: of the inputs this invocation loads
     if (row < rows)
     {
         const int base = row * K4;
@@ -123,6 +106,8 @@ void main()
             if (k4 >= K4)
                 continue;  // the last step's tail
             vec4 x = vec4(buffer_ld4(bottom_blob_data, k4));
+            if (prenorm != 0)
+                squares += dot(x, x);
 #if BINDINGS > 4
             if (prenorm == 2)
                 x *= vec4(buffer_ld4(gamma_data, k4));
@@ -140,6 +125,8 @@ void main()
     partial[slot] = acc.x + acc.y + acc.z + acc.w;
     if (gated == 1)
         partial_up[slot] = acc_up.x + acc_up.y + acc_up.z + acc_up.w;
+    if (prenorm != 0)
+        partial_squares[slot] = squares;
     barrier();
     for (int s = lx / 2; s > 0; s /= 2)
     {
@@ -148,9 +135,13 @@ void main()
             partial[slot] += partial[slot + s];
             if (gated == 1)
                 partial_up[slot] += partial_up[slot + s];
+            if (prenorm != 0)
+                partial_squares[slot] += partial_squares[slot + s];
         }
         barrier();
     }
+    // the row's invocations loaded each input once: their squares are all of x's
+    const float inv_rms = prenorm != 0 ? 1.f / sqrt(partial_squares[slot] / float(K4 * 4) + prenorm_eps) : 1.f;
 #if BINDINGS > 7
     if (rope != 0)
     {

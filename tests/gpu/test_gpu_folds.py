@@ -295,3 +295,26 @@ def test_rope_folds_into_the_product_before_it(tmp_path, interleaved, c_term, ro
         run(gpu)
         layers = {label.split()[1] for label in gpu.gpu.layer_times}
         assert ("rope" not in layers) == folded, layers
+
+
+def test_a_layer_recorded_inside_another_moves_to_the_cpu_itself():
+    """A fold the producer refuses records its layers one by one inside the outer layer's
+    recording: a kernel the device lacks for one of them sends that layer to the CPU, not the
+    outer one, and any other failure is still the outer layer's."""
+    from vkncnn.errors import LayerError
+    from vkncnn.gpu.fold_recording import LayerToCpu, recording_on_gpu
+    from vkncnn.gpu.vulkan.device_limits import KernelUnsupported
+
+    class Named:
+        def __init__(self, name):
+            self.name, self.type = name, "Gemm"
+
+    outer, inner = Named("outer"), Named("inner")
+    with pytest.raises(LayerToCpu) as moved:
+        with recording_on_gpu(outer):
+            with recording_on_gpu(inner):
+                raise KernelUnsupported("no such kernel here")
+    assert moved.value.layer is inner
+    with pytest.raises(LayerError, match="outer"):
+        with recording_on_gpu(outer):
+            raise ValueError("broken")

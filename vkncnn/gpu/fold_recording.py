@@ -44,6 +44,8 @@ def recording_on_gpu(layer):
         yield
     except KernelUnsupported as e:
         raise LayerToCpu(layer, e) from e
+    except LayerToCpu:
+        raise  # a layer recorded inside this one's recording: it, not this one, goes to the CPU
     except Exception as e:
         raise layer_failure(layer, e, "on GPU") from e
 

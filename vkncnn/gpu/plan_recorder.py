@@ -230,21 +230,24 @@ class ItemRecorder(FoldRecording):
             folded = self._rope_fold(layer, fusions.rope[li], bottoms[0], folded_in.get("prenorm"))
             if folded is not None:
                 folded_in["rope"], rope_shape = folded
+        unfold = False
         with recording_on_gpu(layer):
             if li in fusions.residual:
                 eltwise, other, act = fusions.residual[li]
                 spec = layers[act].activation_spec() if act is not None else None
                 residual = self.on_device(other, self._wanted_elempack(layers[eltwise], other))
                 takes = getattr(layer, "takes_residual", None)
-                if takes is not None and not takes(bottoms, residual):
-                    self._record_unfolded(li, fusions.residual[li])
-                    return
-                tops = layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec, **folded_in)
+                unfold = takes is not None and not takes(bottoms, residual)
+                if not unfold:
+                    tops = layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec, **folded_in)
             elif li in fusions.activation:
                 spec = layers[fusions.activation[li]].activation_spec()
                 tops = layer.forward_gpu(bottoms, cmd, opt, activation=spec, **folded_in)
             else:
                 tops = layer.forward_gpu(bottoms, cmd, opt, **folded_in)
+        if unfold:  # outside this layer's recording: each of the three fails or moves on its own
+            self._record_unfolded(li, fusions.residual[li])
+            return
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, expected {len(layer.tops)}")
         if rope_shape is not None:  # the rotated product is the RoPE's output, seen in its shape
