@@ -59,3 +59,24 @@ def test_llm_bench_gpu_against_ncnn(tmp_path, capsys):
 def test_llm_bench_rejects_unknown_decoder(capsys):
     assert cli.main(["bench", "--llm", "--models", "gpt2"]) == 1
     assert "unknown decoder gpt2" in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_decode_ab_times_each_setting_and_restores_the_defaults(capsys):
+    import vkncnn
+    from vkncnn.gpu.ops import matrix_product
+    from vkncnn.layers import sdpa
+    from vkncnn.tools.dev import decode_ab
+
+    if vkncnn.get_gpu_count() == 0:
+        pytest.skip("no Vulkan device")
+    defaults = (matrix_product.GEMV_STEPS, sdpa.DECODE_MAX_KEYS)
+    assert decode_ab.main(["qwen2.5_0.5b", "-", "GEMV_STEPS=2,DECODE_MAX_KEYS=4", "--blocks", "1", "--vocab",
+                           "64", "--past", "5", "--rounds", "1", "--steps", "2", "--warmup-s", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "(1.000x the first)" in out and "GEMV_STEPS=2,DECODE_MAX_KEYS=4 " in out
+    profiled = out.split("profile of")[1]  # the first setting's: the attention is one dispatch
+    assert "sdpa_decode" in profiled and "innerproduct_gemv" in profiled
+    assert (matrix_product.GEMV_STEPS, sdpa.DECODE_MAX_KEYS) == defaults
+    with pytest.raises(SystemExit, match="NAME=INT"):
+        decode_ab.parse_setting("GEMV_STEP=4")

@@ -75,7 +75,7 @@ class _Case:
         self.decoder.step(feed, caches)
 
 
-def _model_files(name: str, args, tmp: str) -> tuple[str, bytes, str, bytes]:
+def model_files(name: str, args, tmp: str) -> tuple[str, bytes, str, bytes]:
     """The decoder and proj_out .param paths (cut as asked) and their seeded random weights."""
     decoder, proj = str(llm_decoder_path(name)), proj_out_path(name)
     if args.blocks:
@@ -101,7 +101,7 @@ def bench_llm(name: str, args) -> dict:
     result: dict = {"model": name, "prefill": args.prefill, "past": args.past, "blocks": args.blocks,
                     "vkncnn_kv_cache": "device" if args.gpu else "mats"}
     with tempfile.TemporaryDirectory() as tmp:
-        decoder, dw, proj, pw = _model_files(name, args, tmp)
+        decoder, dw, proj, pw = model_files(name, args, tmp)
         # (runner, its options): ours with the caches on the device (on the GPU), ours with Mats, ncnn
         kinds = [(VkncnnDecoder, {"device_cache": True})]
         if _mat_cache_too(args):

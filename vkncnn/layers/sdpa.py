@@ -39,9 +39,11 @@ PV_SPLIT_MAX_ROWS = 4
 PV_SPLIT_LOCAL = 64
 # Up to this many query rows and keys, one dispatch does scores, softmax and P x V
 # (sdpa_decode.comp); longer key rows go back to the three steps, whose score and P x V
-# dispatches spread over more workgroups than DECODE_MAX_SPLITS per head and row.
+# dispatches spread over more workgroups than DECODE_MAX_SPLITS per head and row. At 8000
+# keys the one split dispatch still took 2/3 of the three steps' time on the H100
+# (docs/perf-notes.md); past 16384 (256 keys a split) it is not measured.
 DECODE_MAX_ROWS = 4
-DECODE_MAX_KEYS = 4096
+DECODE_MAX_KEYS = 16384
 DECODE_MAX_D = 256  # sdpa_decode.comp's MAX_D: the q row it keeps in shared memory
 # sdpa_decode.comp's workgroup, and the most workgroups that split one (head, row)'s keys:
 # a decode step has few heads, and one workgroup each left most of a GPU idle

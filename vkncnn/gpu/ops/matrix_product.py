@@ -171,8 +171,10 @@ def gemv_folds_fit(vkdev, bindings: int = GEMV_FOLD_BINDINGS) -> bool:
 
 # innerproduct_gemv.comp's vec4 loads per invocation and row (at most): each invocation
 # issues them all before it adds (the loop has a constant trip count), so that enough loads
-# are in flight to keep memory busy; a long row gets more invocations instead of more steps
-GEMV_STEPS = 4
+# are in flight to keep memory busy; a longer row gets more invocations instead of more
+# steps. More steps an invocation (fewer invocations a row, more rows a workgroup) ran the
+# products faster on the H100, 2 to 16 (docs/perf-notes.md).
+GEMV_STEPS = 16
 
 
 def gemv_workgroup(vkdev, k: int, paired: bool = False) -> tuple[int, int]:
