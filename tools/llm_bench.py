@@ -30,7 +30,7 @@ import time
 from .benchmark_models import LLM_MODELS, llm_decoder_path
 from .cmd_common import CommandError
 from .interleave import time_interleaved
-from .llm_steps import NcnnDecoder, VkncnnDecoder, proj_out_path, step_feed
+from .llm_steps import NcnnDecoder, VkncnnDecoder, decode_case, proj_out_path, step_feed
 from .llm_truncate import truncate_decoder_file, truncate_proj_out
 from .randweights import random_weights
 
@@ -119,10 +119,7 @@ def bench_llm(name: str, args) -> dict:
         weight_bytes = len(dw) + len(pw)
         del dw, pw
         prefill = {r.name: (step_feed(name, args.prefill, 0), r.empty_caches()) for r in runners}
-        decode = {}
-        for r in runners:
-            _, caches, _ = r.step(step_feed(name, args.past, 0, seed=1), r.empty_caches())
-            decode[r.name] = (step_feed(name, 1, args.past, seed=2), caches)
+        decode = {r.name: decode_case(r, name, args.past) for r in runners}
         cases = [_Case(r) for r in runners]
         for label, x, loops in (("prefill", prefill, args.loops), ("decode", decode, args.steps)):
             for _ in range(args.warmup):

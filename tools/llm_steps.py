@@ -38,6 +38,13 @@ def step_feed(name: str, cur: int, past: int, seed: int = 0) -> dict[str, np.nda
     }
 
 
+def decode_case(decoder, name: str, past: int) -> tuple[dict[str, np.ndarray], object]:
+    """benchncnn_llm's decode case for `decoder` (VkncnnDecoder or NcnnDecoder): the feed of one
+    token after `past` cached ones, and the caches of an untimed prefill of those `past`."""
+    _, caches, _ = decoder.step(step_feed(name, past, 0, seed=1), decoder.empty_caches())
+    return step_feed(name, 1, past, seed=2), caches
+
+
 def sequence_feeds(name: str, lengths: list[int], seed: int = 0) -> list[dict[str, np.ndarray]]:
     """The feeds of consecutive steps of `lengths` tokens each (a prefill, then decode steps)."""
     feeds, past = [], 0

@@ -27,7 +27,7 @@ from vkncnn.gpu.ops import matrix_product
 from vkncnn.layers import sdpa
 from vkncnn.tools.benchmark_models import LLM_MODELS
 from vkncnn.tools.llm_bench import model_files
-from vkncnn.tools.llm_steps import VkncnnDecoder, step_feed
+from vkncnn.tools.llm_steps import VkncnnDecoder, decode_case
 
 # the constants a setting may change, and the module that holds each
 TUNABLES = {
@@ -75,8 +75,7 @@ def ready_decoder(files, setting: dict[str, int], args, profile: bool):
         if profile:
             for net in (d.net, d.proj):
                 net.gpu.profile = "dispatches"  # before the first inference: plans get their timers
-        _, caches, _ = d.step(step_feed(args.model, args.past, 0, seed=1), d.empty_caches())
-        feed = step_feed(args.model, 1, args.past, seed=2)
+        feed, caches = decode_case(d, args.model, args.past)
         d.step(feed, caches)  # records the one-token plan
     return d, caches, feed
 
