@@ -71,10 +71,15 @@ def test_decode_ab_times_each_setting_and_restores_the_defaults(capsys):
     if vkncnn.get_gpu_count() == 0:
         pytest.skip("no Vulkan device")
     defaults = (matrix_product.GEMV_STEPS, sdpa.DECODE_MAX_KEYS)
-    assert decode_ab.main(["qwen2.5_0.5b", "-", "GEMV_STEPS=2,DECODE_MAX_KEYS=4", "--blocks", "1", "--vocab",
-                           "64", "--past", "5", "--rounds", "1", "--steps", "2", "--warmup-s", "0"]) == 0
+    # options between the model and the settings, as the docs write them
+    assert decode_ab.main(["qwen2.5_0.5b", "--blocks", "1", "--vocab", "64", "--past", "5", "-",
+                           "GEMV_STEPS=2,DECODE_MAX_KEYS=4", "--rounds", "1", "--steps", "2", "--warmup-s", "0"]) == 0
     out = capsys.readouterr().out
     assert "(1.000x the first)" in out and "GEMV_STEPS=2,DECODE_MAX_KEYS=4 " in out
+    # each setting's host part: a time, less than its whole step
+    for line in out.splitlines()[1:3]:
+        step, host = float(line.split(" step ")[1].split()[0]), float(line.split(" host ")[1])
+        assert 0 < host < step, line
     profiled = out.split("profile of")[1]  # the first setting's: the attention is one dispatch
     assert "sdpa_decode" in profiled and "innerproduct_gemv" in profiled
     assert (matrix_product.GEMV_STEPS, sdpa.DECODE_MAX_KEYS) == defaults

@@ -7,7 +7,8 @@ Each SETTING ('-': the defaults; else NAME=VALUE,... over TUNABLES) gets a decod
 device), loaded and recorded while the constants hold that setting: the constants are read
 as pipelines and plans are made, so each decoder keeps its setting afterwards. The decoders
 then step in turn, --steps each per round, after --warmup-s seconds of steps that let the
-GPU's clocks rise; the step times of all rounds give each setting's median. Separate
+GPU's clocks rise; the step times of all rounds give each setting's median, and its host
+part (the time outside the device's queue submits and waits). Separate
 processes per setting saw the clock move between them (docs/perf-notes.md), which one
 process with alternating rounds does not.
 
@@ -80,10 +81,14 @@ def ready_decoder(files, setting: dict[str, int], args, profile: bool):
     return d, caches, feed
 
 
-def step_ms(d, caches, feed) -> float:
+def step_ms(d, caches, feed) -> tuple[float, float]:
+    """(the step's wall time, the part of it outside the device's queue waits: the host's), ms."""
+    vkdev = d.net.gpu.vkdev
+    waited = vkdev.queue_seconds
     start = time.perf_counter()
     d.step(feed, caches)
-    return (time.perf_counter() - start) * 1e3
+    wall = time.perf_counter() - start
+    return wall * 1e3, (wall - (vkdev.queue_seconds - waited)) * 1e3
 
 
 def profile(d, caches, feed, steps: int) -> tuple[dict[str, float], list[tuple[str, float]]]:
@@ -113,7 +118,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=15, help="steps per setting and round (default 15)")
     ap.add_argument("--warmup-s", type=float, default=3.0, help="seconds of steps first (default 3)")
     ap.add_argument("--labels", type=int, default=12, help="profiled labels to print (default 12)")
-    args = ap.parse_args(argv)
+    args = ap.parse_intermixed_args(argv)  # options may come after the settings, or before
     settings = [(text, parse_setting(text)) for text in args.settings or ["-"]]
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -128,15 +133,16 @@ def main(argv=None) -> int:
         while time.perf_counter() - t0 < args.warmup_s:
             for _, d, caches, feed in runs:
                 d.step(feed, caches)
-        times: dict[str, list[float]] = {text: [] for text, _ in settings}
+        times: dict[str, list[tuple[float, float]]] = {text: [] for text, _ in settings}
         for _ in range(args.rounds):
             for text, d, caches, feed in runs:
                 times[text] += [step_ms(d, caches, feed) for _ in range(args.steps)]
-        base = statistics.median(times[settings[0][0]])
+        base = statistics.median(wall for wall, _ in times[settings[0][0]])
         for text, ts in times.items():
-            median = statistics.median(ts)
+            walls = sorted(wall for wall, _ in ts)
+            median = statistics.median(walls)
             print(f"{text:40s} step {median:8.3f} ms  ({median / base:.3f}x the first)  "
-                  f"p10 {sorted(ts)[len(ts) // 10]:.3f}")
+                  f"p10 {walls[len(walls) // 10]:.3f}  host {statistics.median(h for _, h in ts):.3f}")
 
         shaders, labels = profile(*profiled, steps=max(1, args.steps))
         print(f"profile of {settings[0][0]!r}: {sum(shaders.values()):.0f} us of device time a step")

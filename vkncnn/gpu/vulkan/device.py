@@ -71,6 +71,9 @@ class VulkanDevice(RefCounted):
         self._init_refcount()
         self.queue_lock = threading.Lock()
         self._spin_wait = info.type() != TYPE_CPU
+        # seconds spent in submit_and_wait since the device started (all threads): the host
+        # sees the GPU's share of a run there, and its own share outside (tools/dev/decode_ab)
+        self.queue_seconds = 0.0
         self._disk_pipelines = None  # DiskPipelineCache, made with the first pipeline
         self.cache_lock = threading.RLock()
         self.shader_modules: dict = {}   # spirv sha256 -> (VkShaderModule, ShaderInfo)
@@ -226,12 +229,20 @@ class VulkanDevice(RefCounted):
     # -- queue ------------------------------------------------------------------------------
     def submit_and_wait(self, command_buffer, fence) -> None:
         """Submit one command buffer and block until the GPU has finished it."""
-        ffi, lib = vk.ffi, vk.lib
+        ffi = vk.ffi
         cmdbufs = ffi.new("VkCommandBuffer[]", [command_buffer])
         submit = ffi.new("VkSubmitInfo*", {"sType": vk.VK_STRUCTURE_TYPE_SUBMIT_INFO,
                                             "commandBufferCount": 1, "pCommandBuffers": cmdbufs})
         fences = ffi.new("VkFence[]", [fence])
         lifetime.check_not_forked("submitting GPU work")
+        start = time.perf_counter()
+        try:
+            self._submit_and_wait(submit, fence, fences)
+        finally:
+            self.queue_seconds += time.perf_counter() - start
+
+    def _submit_and_wait(self, submit, fence, fences) -> None:
+        lib = vk.lib
         with self.queue_lock:
             check(lib.vkQueueSubmit(self.queue, 1, submit, fence), "vkQueueSubmit")
         if self._spin_wait:
