@@ -76,6 +76,32 @@ def test_new_shape_records_a_new_plan():
     assert net.gpu.plans_recorded == 2 and net.gpu.plans_replayed == 1
 
 
+PRODUCT = """7767517
+2 2
+Input in0 0 1 x
+InnerProduct ip 1 1 x y 0=4 1=0 2=32
+"""
+
+
+def _product_weights(value):
+    return np.zeros(1, np.int32).tobytes() + np.full(32, value, np.float32).tobytes()  # fp32 flag, then W
+
+
+def test_load_model_again_replaces_what_recorded_plans_read():
+    net = _net(PRODUCT, weights=_product_weights(1.0))
+    x = np.ones(8, np.float32)
+    assert net.run({"x": x})["y"].tolist() == [8.0] * 4
+    held = net.create_extractor()  # an extractor that keeps its plan lent across the reload
+    held.input("x", vkncnn.Mat(x))
+    assert held.extract("y")[1].numpy().tolist() == [8.0] * 4
+    net.load_model(_product_weights(2.0))
+    assert net.run({"x": x})["y"].tolist() == [16.0] * 4  # a cached plan would give 8 (or read freed memory)
+    assert held.extract("y")[1].numpy().tolist() == [8.0] * 4  # what it computed stays, as in ncnn
+    held.clear()  # its plan, recorded against the old weights, is dropped: cached, it would be the next replayed
+    assert net.run({"x": x})["y"].tolist() == [16.0] * 4
+    assert (net.gpu.plans_recorded, net.gpu.plans_replayed) == (2, 2)
+
+
 def test_gpu_matches_cpu_on_a_benchmark_model():
     weights = random_weights(str(param_path("mobilenet")), seed=0)
     x = np.random.default_rng(1).uniform(-1, 1, (3, 224, 224)).astype(np.float32)

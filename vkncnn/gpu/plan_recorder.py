@@ -47,6 +47,7 @@ class Plan:
         self.cacheable = True
         self.released = False
         self.timer = None  # a LayerTimer when the net is profiled
+        self.keep_alive = None  # weights the net replaced while the plan was lent: freed with the plan
 
     @property
     def bytes_held(self) -> int:
@@ -68,6 +69,7 @@ class Plan:
         for allocator in self.allocators:
             allocator.hand_back()
         self.device_blobs = [{} for _ in self.allocators]
+        self.keep_alive = None  # the last plan to let go of replaced weights frees them (VkAllocator.__del__)
 
 
 class ItemRecorder(FoldRecording):

@@ -162,6 +162,8 @@ class NetGpu:
         warn_once(f"vkncnn: {layer.type} layers run on the CPU here: {why}")
 
     def upload_weights(self, layers) -> None:
+        if self.weight_allocator is not None:  # load_model again: the plans bind the old weights
+            self._retire_plans(self.weight_allocator)
         self.weight_allocator = VkWeightAllocator(self.vkdev)
         opt = self.opt.copy()
         opt.blob_vkallocator = self.weight_allocator
@@ -178,6 +180,22 @@ class NetGpu:
             cmd.release()
             if cmd.abandoned:  # a timed-out upload may still be writing into the weights
                 lifetime.keep_forever(self.weight_allocator)
+
+    def _retire_plans(self, old_weights) -> None:
+        """Drop every plan recorded against `old_weights`: the idle ones now, those lent to
+        extractors when returned (they keep the old weights alive until then), and the old
+        weights with the last of them. A cached plan replayed after new weights would read
+        the old ones, or freed memory."""
+        with self._plans_lock:
+            doomed = self._take_idle()
+            lent = list(self._lent)
+            for plan in lent:
+                plan.cacheable = False
+                plan.keep_alive = old_weights
+        for plan in doomed:
+            plan.release()
+        if not lent:
+            old_weights.clear()
 
     # -- plans ------------------------------------------------------------------------
     def checkout_plan(self, key):
