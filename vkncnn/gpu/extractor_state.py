@@ -12,6 +12,13 @@ from .plan_recorder import ItemRecorder, Plan
 from .vulkan.command import LanesUnsupported, ReplanNeeded, VkCompute
 
 
+def plan_opt_key(opt) -> tuple:
+    """The options a recorded plan depends on (part of its key)."""
+    # the budget too: layers check it while recording, a replay checks nothing
+    return (opt.use_fp16_storage, opt.use_packing_layout, opt.lightmode, opt.use_cooperative_matrix,
+            getattr(opt, "memory_budget", 0))
+
+
 class GpuExtractorState:
     """The GPU side of one Extractor.
 
@@ -63,10 +70,7 @@ class GpuExtractorState:
         return (target, n, host, tuple(sorted(self.batch.items())), earlier, on_device, given, self._opt_key())
 
     def _opt_key(self):
-        o = self.opt
-        # the budget too: layers check it while recording, a replay checks nothing
-        return (o.use_fp16_storage, o.use_packing_layout, o.lightmode, o.use_cooperative_matrix,
-                getattr(o, "memory_budget", 0))
+        return plan_opt_key(self.opt)
 
     def extract(self, target: int) -> np.ndarray:
         """The target's values, computed on the GPU (one item)."""
@@ -119,12 +123,16 @@ class GpuExtractorState:
         for blobs, made in zip(self.device_blobs, plan.device_blobs):
             blobs.update(made)
         if plan.timer is not None:
-            run: dict[str, float] = {}  # a label met twice in one run (a shader a layer dispatches twice) sums
-            for label, us in plan.timer.durations():
-                run[label] = run.get(label, 0.0) + us
-            for label, us in run.items():
-                self.netgpu.layer_times.setdefault(label, []).append(us)
+            self.add_times(plan)
         return [download.array for download in plan.downloads]
+
+    def add_times(self, plan: Plan) -> None:
+        """A profiled plan's device times of its last run, into the net's layer_times."""
+        run: dict[str, float] = {}  # a label met twice in one run (a shader a layer dispatches twice) sums
+        for label, us in plan.timer.durations():
+            run[label] = run.get(label, 0.0) + us
+        for label, us in run.items():
+            self.netgpu.layer_times.setdefault(label, []).append(us)
 
     def _item_blobs(self, b: int, n: int) -> dict:
         """Item b's host blobs: its slice of each batched blob, the unbatched ones whole."""

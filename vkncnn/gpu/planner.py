@@ -152,6 +152,11 @@ class NetGpu:
         # may a batch be one plan, its items interleaved? Not once a host step was met
         self.batch_lanes = True
 
+    @property
+    def released(self) -> bool:
+        """release() ran: the weights and pipelines are gone."""
+        return self._released
+
     def gpu_layer(self, layer) -> bool:
         return bool(layer.support_vulkan) and not (layer.featmask & 16) and id(layer) not in self.cpu_layers
 

@@ -84,6 +84,13 @@ class Decoder:
         self.serial = 0  # steps run; each row remembers the step that wrote it (restore() checks)
         self._written = np.zeros(self._cache.capacity, np.int64)
         self._dirty = 0  # rows below this may hold values (the rest are zeros)
+        from ..gpu.held_plan import HeldPlan
+
+        index = net.find_blob_index_by_name
+        self._host_inputs = [index(name) for name in DECODER_INPUTS]
+        self._device_inputs = {index(name): mat for name, mat in zip(self.cache_names, self._cache.mats)}
+        # one plan per (tokens, capacity), replayed step after step without an extractor
+        self._plan = HeldPlan(net, index(DECODER_OUTPUT))
 
     @property
     def capacity(self) -> int:
@@ -112,14 +119,11 @@ class Decoder:
         self._cache.set_position(past)
         self.serial += 1
         self._written[past:total] = self.serial  # marked first: a step that fails may have written them
-        with self.net.create_extractor() as ex:
-            for name, value in zip(DECODER_INPUTS, (embeddings, padded, cos, sin)):
-                ex.input(name, Mat(np.ascontiguousarray(value, np.float32)))
-            for name, vkmat in zip(self.cache_names, self._cache.mats):
-                ex.input(name, vkmat)
-            hidden = ex.extract(DECODER_OUTPUT)[1].numpy()
+        # copies: the plan's uploads read them, and nothing of the caller's may be touched
+        values = (np.array(embeddings, np.float32), padded, np.array(cos, np.float32), np.array(sin, np.float32))
+        out = self._plan.run((new, self.capacity), dict(zip(self._host_inputs, values)), self._device_inputs)
         self.length = total
-        return hidden
+        return np.array(out, np.float32, order="C")  # the plan's download buffer is refilled next step
 
     def truncate(self, length: int) -> None:
         """Keep the first `length` tokens: the next step writes after them (0: a new sequence)."""
@@ -142,6 +146,7 @@ class Decoder:
 
     def release(self) -> None:
         """Give the device buffers back now (otherwise when the Decoder is collected)."""
+        self._plan.release()
         self._cache.release()
 
     def _grow(self, needed: int) -> None:

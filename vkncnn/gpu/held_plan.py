@@ -1,0 +1,95 @@
+"""A recorded plan that one owner keeps and runs again and again, with no Extractor around it.
+
+An extract costs the host a fixed amount around its replay: an Extractor made and cleared,
+each input checked and looked up by name, the plan's key built from every input, the plan
+checked out of the net's cache and handed back, the result copied twice. For a decoder step,
+whose 48 cache inputs are the same VkMats at every step and whose replay is short, that was
+most of the step's host time (docs/perf-notes.md, "A decode step's host time"). A HeldPlan
+records through an extractor's GPU state once, keeps the plan lent to itself, and per run
+only refills the host inputs, replays and hands back the target's download.
+
+It records afresh when the owner's key changes (the owner knows when its device inputs get
+other buffers: a KV cache that grows), when a host input's shape changes, and when the net
+has new weights, a new GPU state, another profile setting or other options than the plan
+was recorded with. Its plans bind the owner's buffers, so they go when it lets go of them,
+never into the net's cache. One thread at a time: it is its owner's, as a Decoder's
+sequence is.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import GpuError
+from ..extractor import defer_gpu_release, run_deferred_releases
+from .extractor_state import plan_opt_key
+from .vulkan.command import ReplanNeeded
+
+
+class HeldPlan:
+    """The plan that computes blob `target` of `net` from the host and device inputs a run gives."""
+
+    def __init__(self, net, target: int) -> None:
+        self.net = net
+        self.target = target
+        self._state = None  # the GpuExtractorState the plan is lent to
+        self._plan = None
+        self._slots: list = []  # (blob index, HostSlot) of the plan's uploads
+        self._recorded_for = None  # (owner key, host inputs, GPU state, weights, profile, options)
+
+    def run(self, key, host: dict[int, np.ndarray], device: dict[int, object]) -> np.ndarray:
+        """The target's values (the plan's download buffer: the next run refills it).
+
+        key: whatever identifies the device inputs' buffers and the shapes to the owner;
+        host: {blob index: float32 array}; device: {blob index: VkMat on the net's device}."""
+        plan = self._plan
+        if plan is None or self._recorded_for != self._situation(key, host):
+            return self._record(key, host, device)
+        for index, slot in self._slots:
+            slot.array = host[index]
+        try:
+            plan.cmd.replay()
+        except ReplanNeeded:  # a host input's shape or type changed under the same indices
+            return self._record(key, host, device)
+        except BaseException:
+            self.release()  # stopped part way: its blobs are not to be trusted
+            raise
+        if plan.timer is not None:
+            self._state.add_times(plan)
+        self.net.gpu.count_replay()
+        return plan.downloads[0].array
+
+    def _situation(self, key, host: dict) -> tuple:
+        netgpu = self.net.gpu
+        if netgpu is None or netgpu.released or not self.net.opt.use_vulkan_compute:
+            raise GpuError("the net no longer runs on the GPU path (released, reloaded without Vulkan, or "
+                           "opt.use_vulkan_compute turned off)")
+        return key, tuple(host), netgpu, netgpu.weight_allocator, netgpu.profile, plan_opt_key(self.net.opt)
+
+    def _record(self, key, host: dict[int, np.ndarray], device: dict[int, object]) -> np.ndarray:
+        self.release()
+        run_deferred_releases()
+        self.net._prepare()
+        situation = self._situation(key, host)
+        state = self.net.gpu.new_extractor_state(dict(host), {}, self.net.opt.copy())
+        self._state = state
+        for index, vkmat in device.items():
+            state.input_device(index, vkmat)
+        values = state.extract(self.target)
+        self._plan = plan = state.plans[-1]
+        plan.cacheable = False  # it binds the owner's buffers: of no use to anyone else
+        self._slots = list(plan.input_slots[0].items())
+        self._recorded_for = situation
+        return values
+
+    def release(self) -> None:
+        """Let go of the plan (the next run records one)."""
+        state, self._state, self._plan, self._slots = self._state, None, None, []
+        self._recorded_for = None
+        if state is not None:
+            state.release()
+
+    def __del__(self) -> None:
+        state = getattr(self, "_state", None)
+        if state is not None:  # dropped without release(): the plan goes back at the next safe point
+            defer_gpu_release(state.release)
