@@ -179,6 +179,37 @@ def test_device_cache_never_crosses_to_the_host(gpu_gen, greedy):
 
 
 @pytest.mark.gpu
+def test_a_decoder_head_follows_the_step_on_the_device(gpu_gen, greedy):
+    """Decoder(head=proj_out): step_head gives the logits step() and proj_out give; in a decode
+    step proj_out reads the hidden state on the device (nothing of it goes up again), both
+    plans replayed as one submission."""
+    ids = gpu_gen.tokenizer.encode(PROMPT) + greedy.tokens[:5]
+    plain = Decoder(gpu_gen.decoder, capacity=8, headroom=0)  # grown at the second step
+    headed = Decoder(gpu_gen.decoder, capacity=8, headroom=0, head=gpu_gen.proj_out)
+    want = [run_one(gpu_gen.proj_out, row[None]).reshape(-1) for row in _decode(plain, gpu_gen, ids)]
+    got = []
+    for chunk in [ids[:7]] + [[t] for t in ids[7:]]:
+        past, new = headed.length, len(chunk)
+        cos, sin = rope_tables(past, new, 32, gpu_gen.rope_base)
+        recorded = gpu_gen.proj_out.gpu.plans_recorded
+        up, down = transfer_bytes()
+        embedding, capacity = gpu_gen.embed(chunk), headed.capacity
+        got.append(headed.step_head(embedding, causal_mask(new, past), cos, sin).reshape(-1))
+        if new == 1 and past > 7 and headed.capacity == capacity:  # a step like the one before: both replay
+            # up: the decoder's inputs and the write position; down: its out0 and the logits
+            assert transfer_bytes()[0] - up == embedding.nbytes + 4 * headed.capacity + cos.nbytes + sin.nbytes + 4
+            assert transfer_bytes()[1] - down == 128 * 4 + got[-1].nbytes
+            assert gpu_gen.proj_out.gpu.plans_recorded == recorded
+    np.testing.assert_allclose(np.array(got), np.array(want), atol=1e-5)
+    assert headed.length == plain.length == len(ids)
+    with pytest.raises(ArgumentError, match="no head"):
+        plain.step_head(gpu_gen.embed([3]), causal_mask(1, plain.length), *rope_tables(plain.length, 1, 32, 1e4))
+    with pytest.raises(ArgumentError, match="head: the net is not on the GPU path"):
+        Decoder(gpu_gen.decoder, head=load_generator(TINY_LM_DIR).proj_out)
+    assert gpu_gen.new_cache().decoder.head is gpu_gen.proj_out  # what generate() uses
+
+
+@pytest.mark.gpu
 def test_device_cache_growing_past_its_headroom_gives_the_same_results(gen, gpu_gen, greedy):
     ids = gen.tokenizer.encode(PROMPT) + greedy.tokens
     want_cache = gen.new_cache()

@@ -78,6 +78,12 @@ def cache_names(input_names: list[str]) -> list[str]:
     return [n for n in input_names if n.startswith("cache_")]
 
 
+# with the caches on the device, proj_out runs as the Decoder's head (one submission a decode
+# step, proj_out reading the hidden state on the device; step() then returns no out0); 0:
+# after it, through an extractor (decode_ab compares the two)
+HEAD_ON_DEVICE = 1
+
+
 class VkncnnDecoder:
     """vkncnn's decoder (and optionally proj_out) net; caches are Mats passed in and out, or,
     with device_cache on the GPU path, a vkncnn.llm.DeviceCache whose buffers stay on the device."""
@@ -95,6 +101,7 @@ class VkncnnDecoder:
         self.proj = self._load(*proj_out, gpu, fp16, threads, device) if proj_out else None
         self.caches = cache_names(self.net.input_names())
         self.device_cache = device_cache and gpu
+        self.head = self.proj if self.device_cache and HEAD_ON_DEVICE else None
         if self.device_cache:
             problem = vkncnn.llm.device_cache_problem(self.net)
             if problem is not None:
@@ -117,18 +124,23 @@ class VkncnnDecoder:
 
     def empty_caches(self):
         if self.device_cache:
-            return self.llm.DeviceCache(self.llm.Decoder(self.net))
+            return self.llm.DeviceCache(self.llm.Decoder(self.net, head=self.head))
         return [self.vk.Mat() for _ in self.caches]
 
     def step(self, feed: dict, caches) -> tuple:
         """(out0 Mat, the caches after this step (Mats, or a DeviceCache), logits Mat or None).
 
-        A DeviceCache may be fed again, as Mats may: the step then writes after its tokens."""
+        A DeviceCache may be fed again, as Mats may: the step then writes after its tokens.
+        With proj_out as the Decoder's head (HEAD_ON_DEVICE), out0 stays on the device: None."""
         Mat = self.vk.Mat
         if self.device_cache:
             dec = caches.decoder
             dec.restore(caches.length, caches.serial)
-            hidden = Mat(dec.step(feed["in0"], feed["in1"], feed["in2"], feed["in3"]))
+            args = feed["in0"], feed["in1"], feed["in2"], feed["in3"]
+            if dec.head is not None:
+                logits = Mat(dec.step_head(*args))
+                return None, self.llm.DeviceCache(dec, dec.length, dec.serial), logits
+            hidden = Mat(dec.step(*args))
             out_caches = self.llm.DeviceCache(dec, dec.length, dec.serial)
         else:
             with self.net.create_extractor() as ex:

@@ -26,6 +26,7 @@ import time
 
 from vkncnn.gpu.ops import matrix_product
 from vkncnn.layers import sdpa
+from vkncnn.tools import llm_steps
 from vkncnn.tools.benchmark_models import LLM_MODELS
 from vkncnn.tools.llm_bench import model_files
 from vkncnn.tools.llm_steps import VkncnnDecoder, decode_case
@@ -36,6 +37,7 @@ TUNABLES = {
     "DECODE_LOCAL": sdpa,
     "DECODE_MAX_KEYS": sdpa,
     "DECODE_MAX_SPLITS": sdpa,
+    "HEAD_ON_DEVICE": llm_steps,
 }
 
 

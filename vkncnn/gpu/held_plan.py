@@ -23,7 +23,7 @@ import numpy as np
 from ..errors import GpuError
 from ..extractor import defer_gpu_release, run_deferred_releases
 from .extractor_state import plan_opt_key
-from .vulkan.command import ReplanNeeded
+from .vulkan.command import ReplanNeeded, replay_together
 
 
 class HeldPlan:
@@ -42,22 +42,45 @@ class HeldPlan:
 
         key: whatever identifies the device inputs' buffers and the shapes to the owner;
         host: {blob index: float32 array}; device: {blob index: VkMat on the net's device}."""
-        plan = self._plan
-        if plan is None or self._recorded_for != self._situation(key, host):
+        if not self.ready(key, host):
             return self._record(key, host, device)
-        for index, slot in self._slots:
-            slot.array = host[index]
         try:
-            plan.cmd.replay()
+            run_together([(self, host)])
         except ReplanNeeded:  # a host input's shape or type changed under the same indices
             return self._record(key, host, device)
-        except BaseException:
-            self.release()  # stopped part way: its blobs are not to be trusted
-            raise
-        if plan.timer is not None:
-            self._state.add_times(plan)
+        return self.output()
+
+    def fill(self, host: dict[int, np.ndarray]) -> None:
+        """run_together: the host inputs the next replay uploads."""
+        for index, slot in self._slots:
+            slot.array = host[index]
+
+    def command(self):
+        """run_together: the held plan's VkCompute."""
+        return self._plan.cmd
+
+    def replayed(self) -> None:
+        """run_together: the plan ran again (profile times, the net's counter)."""
+        if self._plan.timer is not None:
+            self._state.add_times(self._plan)
         self.net.gpu.count_replay()
-        return plan.downloads[0].array
+
+    def ready(self, key, host: dict) -> bool:
+        """Would run() replay (rather than record) for this key and these host inputs?"""
+        return self._plan is not None and self._recorded_for == self._situation(key, host)
+
+    def output(self) -> np.ndarray:
+        """The target's values of the last run (the plan's download buffer)."""
+        return self._plan.downloads[0].array
+
+    def blob(self, index: int):
+        """The VkMat the plan leaves blob `index` in (another plan may read it there), or None."""
+        return self._plan.device_blobs[0].get(index) if self._plan is not None else None
+
+    @property
+    def serial(self) -> int | None:
+        """The held plan's serial: a new one each time it records (None: none held)."""
+        return self._plan.serial if self._plan is not None else None
 
     def _situation(self, key, host: dict) -> tuple:
         netgpu = self.net.gpu
@@ -69,8 +92,9 @@ class HeldPlan:
     def _record(self, key, host: dict[int, np.ndarray], device: dict[int, object]) -> np.ndarray:
         self.release()
         run_deferred_releases()
-        self.net._prepare()
         situation = self._situation(key, host)
+        if self.net.gpu.weight_allocator is None:  # load_model() made the pipelines and uploaded the weights
+            raise GpuError("the net has no weights on the device yet: call load_model() first")
         state = self.net.gpu.new_extractor_state(dict(host), {}, self.net.opt.copy())
         self._state = state
         for index, vkmat in device.items():
@@ -93,3 +117,21 @@ class HeldPlan:
         state = getattr(self, "_state", None)
         if state is not None:  # dropped without release(): the plan goes back at the next safe point
             defer_gpu_release(state.release)
+
+
+def run_together(runs: list[tuple[HeldPlan, dict[int, np.ndarray]]]) -> None:
+    """Replay ready HeldPlans (ready() said so) with these host inputs, in order, as one queue
+    submission (a later one may read what an earlier one left on the device). Raises
+    ReplanNeeded, before any GPU work, if a host input no longer fits its plan."""
+    for held, host in runs:
+        held.fill(host)
+    try:
+        replay_together([held.command() for held, _ in runs])
+    except ReplanNeeded:
+        raise
+    except BaseException:
+        for held, _ in runs:
+            held.release()  # stopped part way: their blobs are not to be trusted
+        raise
+    for held, _ in runs:
+        held.replayed()

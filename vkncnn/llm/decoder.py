@@ -63,12 +63,18 @@ def device_cache_problem(net: Net) -> str | None:
 class Decoder:
     """A decoder net with its KV caches on the device: one sequence, grown step by step."""
 
-    def __init__(self, net: Net, *, capacity: int | None = None, headroom: int = 128) -> None:
+    def __init__(self, net: Net, *, capacity: int | None = None, headroom: int = 128, head: Net | None = None) -> None:
         """capacity: rows to make room for at first (default: headroom); headroom: rows added
-        beyond what a step needs whenever the buffers grow."""
+        beyond what a step needs whenever the buffers grow; head: a net from the last token's
+        hidden state (in0) to what step_head() returns (out0: a proj_out's logits), on the
+        same device."""
         problem = device_cache_problem(net)
         if problem is not None:
             raise ArgumentError(f"Decoder: {problem}; feed the caches as Mats instead (vkncnn.llm.decoder_step)")
+        if head is not None:
+            problem = head_problem(net, head)
+            if problem is not None:
+                raise ArgumentError(f"Decoder: head: {problem}")
         if not is_int(headroom) or headroom < 0:
             raise ArgumentError(f"headroom: expected an int >= 0 (rows), got {headroom!r:.40}")
         if capacity is not None and (not is_int(capacity) or capacity < 1):
@@ -84,13 +90,18 @@ class Decoder:
         self.serial = 0  # steps run; each row remembers the step that wrote it (restore() checks)
         self._written = np.zeros(self._cache.capacity, np.int64)
         self._dirty = 0  # rows below this may hold values (the rest are zeros)
-        from ..gpu.held_plan import HeldPlan
+        from ..gpu.held_plan import HeldPlan  # lazy: as DeviceKvCache
 
         index = net.find_blob_index_by_name
         self._host_inputs = [index(name) for name in DECODER_INPUTS]
         self._device_inputs = {index(name): mat for name, mat in zip(self.cache_names, self._cache.mats)}
         # one plan per (tokens, capacity), replayed step after step without an extractor
-        self._plan = HeldPlan(net, index(DECODER_OUTPUT))
+        self._output = index(DECODER_OUTPUT)
+        self._plan = HeldPlan(net, self._output)
+        self.head = head
+        if head is not None:  # its plan reads out0 where the decoder's plan leaves it
+            self._head_input = head.find_blob_index_by_name(HEAD_INPUT)
+            self._head_plan = HeldPlan(head, head.find_blob_index_by_name(HEAD_OUTPUT))
 
     @property
     def capacity(self) -> int:
@@ -100,6 +111,42 @@ class Decoder:
     def step(self, embeddings: np.ndarray, mask: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         """Run `new` tokens after the `length` cached: embeddings (new, hidden), the additive mask
         (new, length + new), RoPE cos/sin (new, half head dim). Returns out0, (new, hidden)."""
+        key, host = self._begin(embeddings, mask, cos, sin)
+        out = self._plan.run(key, host, self._device_inputs)
+        self.length += key[0]
+        return np.array(out, np.float32, order="C")  # the plan's download buffer is refilled next step
+
+    def step_head(self, embeddings: np.ndarray, mask: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+        """step(), then the head (Decoder(head=...)) on the last token's hidden state: returns the
+        head's out0 (a proj_out's logits). In a one-token step the head reads the hidden state
+        where the decoder's plan left it, and both plans run as one submission to the GPU:
+        one wait a step, no upload of the hidden state."""
+        if self.head is None:
+            raise ArgumentError("step_head(): this Decoder has no head (Decoder(net, head=proj_out_net))")
+        from ..gpu.held_plan import run_together  # lazy: the GPU runtime, as in __init__
+        from ..gpu.vulkan.command import ReplanNeeded  # lazy: likewise
+
+        key, host = self._begin(embeddings, mask, cos, sin)
+        new = key[0]
+        if new == 1 and self._plan.ready(key, host) and self._head_plan.ready(self._plan.serial, {}):
+            try:
+                run_together([(self._plan, host), (self._head_plan, {})])
+                self.length += new
+                return np.array(self._head_plan.output(), np.float32, order="C")
+            except ReplanNeeded:  # an input's shape changed: record both below
+                pass
+        hidden = self._plan.run(key, host, self._device_inputs)
+        self.length += new
+        if new == 1:  # the head reads the hidden state where the decoder's plan left it
+            on_device = {self._head_input: self._plan.blob(self._output)}
+            return np.array(self._head_plan.run(self._plan.serial, {}, on_device), np.float32, order="C")
+        with self.head.create_extractor() as ex:  # a prefill: its last row, once a sequence
+            ex.input(HEAD_INPUT, Mat(np.array(hidden[-1:], np.float32)))
+            return ex.extract(HEAD_OUTPUT)[1].numpy()
+
+    def _begin(self, embeddings, mask, cos, sin) -> tuple[tuple[int, int], dict]:
+        """Check a step's inputs and ready the cache for it: the plan key (new tokens,
+        capacity) and the host inputs by blob index."""
         embeddings = np.ascontiguousarray(embeddings, np.float32)
         if embeddings.ndim != 2 or not len(embeddings):
             raise ShapeError(f"Decoder.step: expected embeddings (new, hidden), got {embeddings.shape}")
@@ -121,9 +168,7 @@ class Decoder:
         self._written[past:total] = self.serial  # marked first: a step that fails may have written them
         # copies: the plan's uploads read them, and nothing of the caller's may be touched
         values = (np.array(embeddings, np.float32), padded, np.array(cos, np.float32), np.array(sin, np.float32))
-        out = self._plan.run((new, self.capacity), dict(zip(self._host_inputs, values)), self._device_inputs)
-        self.length = total
-        return np.array(out, np.float32, order="C")  # the plan's download buffer is refilled next step
+        return (new, self.capacity), dict(zip(self._host_inputs, values))
 
     def truncate(self, length: int) -> None:
         """Keep the first `length` tokens: the next step writes after them (0: a new sequence)."""
@@ -147,6 +192,8 @@ class Decoder:
     def release(self) -> None:
         """Give the device buffers back now (otherwise when the Decoder is collected)."""
         self._plan.release()
+        if self.head is not None:
+            self._head_plan.release()
         self._cache.release()
 
     def _grow(self, needed: int) -> None:
@@ -156,6 +203,23 @@ class Decoder:
 
     def __repr__(self) -> str:
         return f"<Decoder {len(self.cache_names)} caches, {self.length} of {self.capacity} rows>"
+
+
+HEAD_INPUT, HEAD_OUTPUT = "in0", "out0"  # a proj_out's blobs, as ncnn's LLM exports name them
+
+
+def head_problem(net: Net, head: Net) -> str | None:
+    """Why `head` cannot follow the decoder `net` on the device (None: it can)."""
+    if not callable(getattr(head, "input_names", None)) or not hasattr(head, "gpu"):
+        return f"expected a vkncnn Net, got {type(head).__name__}"
+    if head.gpu is None or not head.opt.use_vulkan_compute:
+        return "the net is not on the GPU path (opt.use_vulkan_compute and a Vulkan device)"
+    if head.gpu.vkdev is not net.gpu.vkdev:
+        return "it runs on another Vulkan device than the decoder"
+    if head.input_names() != [HEAD_INPUT] or HEAD_OUTPUT not in head.output_names():
+        return (f"expected one input {HEAD_INPUT!r} and an output {HEAD_OUTPUT!r} (proj_out's form), got inputs "
+                f"{head.input_names()} and outputs {head.output_names()}")
+    return None
 
 
 def _round_up(rows: int) -> int:
@@ -180,12 +244,25 @@ def device_step(decoder: Net, names: list[str], embeddings: np.ndarray, mask: np
                 mat_type: Callable[..., Any] = Mat) -> tuple[np.ndarray, DeviceCache]:
     """decoder_step's twin with the cache on the device: (hidden state of the last token (1, hidden),
     the grown cache). `cache` comes from Generator.new_cache() or an earlier step."""
-    if not isinstance(cache, DeviceCache):
-        raise ArgumentTypeError(f"device_step: expected a DeviceCache (Generator.new_cache()), "
-                                f"got {type(cache).__name__}")
-    dec = cache.decoder
-    if dec.net is not decoder:
-        raise ArgumentError("device_step: this DeviceCache belongs to another decoder net")
+    dec = _own_decoder(decoder, cache, "device_step")
     dec.restore(cache.length, cache.serial)
     hidden = dec.step(embeddings, mask, cos, sin)
     return hidden[-1:], DeviceCache(dec, dec.length, dec.serial)
+
+
+def device_head_step(decoder: Net, embeddings: np.ndarray, mask: np.ndarray, cos: np.ndarray, sin: np.ndarray,
+                     cache: DeviceCache) -> tuple[np.ndarray, DeviceCache]:
+    """device_step with the cache's Decoder's head after it: (the head's out0 for the last token
+    (a proj_out's logits), the grown cache)."""
+    dec = _own_decoder(decoder, cache, "device_head_step")
+    dec.restore(cache.length, cache.serial)
+    out = dec.step_head(embeddings, mask, cos, sin)
+    return out, DeviceCache(dec, dec.length, dec.serial)
+
+
+def _own_decoder(decoder: Net, cache: DeviceCache, where: str) -> Decoder:
+    if not isinstance(cache, DeviceCache):
+        raise ArgumentTypeError(f"{where}: expected a DeviceCache (Generator.new_cache()), got {type(cache).__name__}")
+    if cache.decoder.net is not decoder:
+        raise ArgumentError(f"{where}: this DeviceCache belongs to another decoder net")
+    return cache.decoder

@@ -25,7 +25,7 @@ import numpy as np
 from ..array_checks import is_int
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..mat import Mat
-from .decoder import Decoder, DeviceCache, device_cache_problem, device_step
+from .decoder import Decoder, DeviceCache, device_cache_problem, device_head_step, device_step, head_problem
 from .decoder_inputs import causal_mask, rope_tables
 from .mat_cache_step import MatCache, cache_blob_names, decoder_step, empty_cache
 from .sampling import SamplingParams, next_token
@@ -115,14 +115,19 @@ class Generator:
         embeddings = np.ascontiguousarray(self.embed(ids), np.float32)
         if embeddings.ndim != 2 or len(embeddings) != new:
             raise ShapeError(f"embedding: expected ({new}, hidden) for {new} token ids, got {embeddings.shape}")
-        hidden, cache = self.step(self.decoder, self.cache_names, embeddings, causal_mask(new, past), cos, sin,
-                                  cache, self.mat_type)
+        mask = causal_mask(new, past)
+        if self.step is device_step and isinstance(cache, DeviceCache) and cache.decoder.head is self.proj_out:
+            # proj_out as the Decoder's head: one submission a decode step, the hidden state on the device
+            logits, cache = device_head_step(self.decoder, embeddings, mask, cos, sin, cache)
+            return logits.reshape(-1), cache
+        hidden, cache = self.step(self.decoder, self.cache_names, embeddings, mask, cos, sin, cache, self.mat_type)
         return run_one(self.proj_out, np.ascontiguousarray(hidden), self.mat_type).reshape(-1), cache
 
     def new_cache(self) -> MatCache | DeviceCache:
         """An empty cache for forward(): device buffers of its own with device_step, else Mats."""
         if self.step is device_step:
-            return DeviceCache(Decoder(self.decoder))
+            head = self.proj_out if head_problem(self.decoder, self.proj_out) is None else None
+            return DeviceCache(Decoder(self.decoder, head=head))
         return empty_cache(self.cache_names, self.mat_type)
 
     def _take_cache(self) -> MatCache | DeviceCache:

@@ -607,7 +607,7 @@ class VkCompute:
             action()
         if step.commands:
             try:
-                self.vkdev.submit_and_wait(step.cmdbuf, self._fence)
+                self.vkdev.submit_and_wait([step.cmdbuf], self._fence)
             except FenceTimeout:
                 self._executing = True  # release() must not free what the GPU may still run
                 raise
@@ -632,6 +632,37 @@ class VkCompute:
         self._close_segment()
         self._next = 0
         return self.submit_and_wait()
+
+    def single_segment(self):
+        """The one GPU segment this recording is (None: it has host steps, several segments
+        or nothing): what replay_together can submit with others."""
+        self._close_segment()
+        steps = self._steps
+        return steps[0] if len(steps) == 1 and isinstance(steps[0], _GpuSegment) and steps[0].commands else None
+
+    def before_submit(self, segment) -> None:
+        """replay_together: run the segment's host pre-actions (its uploads) for a replay."""
+        self._next = 0
+        for action in segment.pre:
+            action()
+
+    def after_submit(self, segment) -> None:
+        """replay_together: the GPU has run the segment; its host post-actions (downloads)."""
+        for action in segment.post:
+            action()
+        self._next = 1
+
+    def submit_timed_out(self) -> None:
+        """replay_together: a submission holding this recording timed out (it may still run)."""
+        self._executing = True
+
+    @property
+    def fence(self):
+        return self._fence
+
+    @property
+    def released(self) -> bool:
+        return self._released
 
     # -- teardown ---------------------------------------------------------------------------
     def release(self) -> None:
@@ -726,3 +757,28 @@ class VkTransfer(VkCompute):
             self._next = 0
         self._pending = 0
         return 0
+
+
+def replay_together(cmds: list[VkCompute]) -> None:
+    """Replay recordings one after another as one queue submission: one wait for all of them.
+
+    Each segment opens with a global barrier after everything submitted before it
+    (barriers.py), so a later recording reads what an earlier one wrote, as if each were
+    replayed alone. Recordings of more than one GPU segment (host steps between), or on
+    different devices, replay in turn instead."""
+    segments = [cmd.single_segment() for cmd in cmds]
+    one_queue = all(cmd.vkdev is cmds[0].vkdev for cmd in cmds)
+    if not one_queue or any(seg is None for seg in segments) or any(cmd.released for cmd in cmds):
+        for cmd in cmds:
+            cmd.replay()
+        return
+    for cmd, seg in zip(cmds, segments):
+        cmd.before_submit(seg)
+    try:
+        cmds[-1].vkdev.submit_and_wait([seg.cmdbuf for seg in segments], cmds[-1].fence)
+    except FenceTimeout:
+        for cmd in cmds:
+            cmd.submit_timed_out()  # release() must not free what the GPU may still run
+        raise
+    for cmd, seg in zip(cmds, segments):
+        cmd.after_submit(seg)

@@ -227,12 +227,14 @@ class VulkanDevice(RefCounted):
         return packing.convert_packing(src, dst_elempack, cmd, opt)
 
     # -- queue ------------------------------------------------------------------------------
-    def submit_and_wait(self, command_buffer, fence) -> None:
-        """Submit one command buffer and block until the GPU has finished it."""
+    def submit_and_wait(self, command_buffers: list, fence) -> None:
+        """Submit command buffers, in order, in one submission, and block until the GPU has
+        finished them (`fence` signals then)."""
         ffi = vk.ffi
-        cmdbufs = ffi.new("VkCommandBuffer[]", [command_buffer])
+        cmdbufs = ffi.new("VkCommandBuffer[]", command_buffers)
         submit = ffi.new("VkSubmitInfo*", {"sType": vk.VK_STRUCTURE_TYPE_SUBMIT_INFO,
-                                            "commandBufferCount": 1, "pCommandBuffers": cmdbufs})
+                                            "commandBufferCount": len(command_buffers),
+                                            "pCommandBuffers": cmdbufs})
         fences = ffi.new("VkFence[]", [fence])
         lifetime.check_not_forked("submitting GPU work")
         start = time.perf_counter()
