@@ -1,5 +1,6 @@
 // variants: WRITE=0,1
 #version 450
+#extension GL_EXT_control_flow_attributes : require
 
 // SDPA for a few query rows (a decode step) in one dispatch: scores, softmax and P x V.
 // The three-step path (sdpa_qk, sdpa_softmax, sdpa_pv_split) puts two barriers between them,
@@ -17,7 +18,8 @@
 // dispatch) merges the splits, rescaling each by exp(its max - the overall max).
 //
 // The host ensures: d % 4 == 0, d <= MAX_D, dv % 4 == 0, dv / 4 <= L (the workgroup size, a
-// power of two), every split holds at least one key. Scores, softmax and sums are fp32. A
+// power of two), every split holds at least one key; the shape constants, where given, equal
+// the push constants (SCORE_STEPS >= span / L and PV_STEPS >= span / (L / dv4), rounded up). Scores, softmax and sums are fp32. A
 // row whose scores hold a NaN or +inf comes out NaN, as the three-step path gives it.
 //
 // WRITE: k and v are a KV cache kept on the device (dst rows of capacity), and this step's
@@ -28,6 +30,16 @@
 // cache rows being written.
 
 layout (constant_id = 0) const int has_mask = 0;
+// The shapes, when the host knows them as it makes the pipeline (0: read from the push
+// constants, loops of a runtime length). Known, every loop below has a constant trip count
+// and unrolls, so that an invocation issues all its loads of a key row, or of its value
+// rows, before the first of them returns: a runtime-length loop walked them one round trip
+// to memory at a time, which was most of this dispatch's time at a few hundred keys.
+layout (constant_id = 1) const int D4 = 0;           // d / 4
+layout (constant_id = 2) const int DV4 = 0;          // dv / 4
+layout (constant_id = 3) const int SCORE_STEPS = 0;  // keys an invocation scores, at most (per chunk)
+layout (constant_id = 4) const int PV_STEPS = 0;     // keys a summing invocation takes, at most (per chunk)
+layout (constant_id = 5) const int SPLITS = 0;       // workgroups per (head, row)
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -130,7 +142,7 @@ float key_score(int kh, int j, int first_new, int d4)
     }
 #endif
     const int row = (kh * p.dst + j) * d4;
-    for (int t = 0; t < d4; t++)
+    [[unroll]] for (int t = 0; t < d4; t++)  // d4 is D4 where known
         dot4 += q_row[t] * vec4(buffer_ld4(k_data, row + t));
     return dot4.x + dot4.y + dot4.z + dot4.w;
 }
@@ -139,13 +151,14 @@ void main()
 {
     const int L = int(gl_WorkGroupSize.x);
     const int tx = int(gl_LocalInvocationID.x);
-    const int head = int(gl_WorkGroupID.x) / p.splits;
-    const int split = int(gl_WorkGroupID.x) % p.splits;
-    const int heads = int(gl_NumWorkGroups.x) / p.splits;
+    const int splits = SPLITS > 0 ? SPLITS : p.splits;
+    const int head = int(gl_WorkGroupID.x) / splits;
+    const int split = int(gl_WorkGroupID.x) % splits;
+    const int heads = int(gl_NumWorkGroups.x) / splits;
     const int i = int(gl_WorkGroupID.y);
     const int kh = head / p.per_group;
-    const int d4 = p.d / 4;
-    const int dv4 = p.dv / 4;
+    const int d4 = D4 > 0 ? D4 : p.d / 4;
+    const int dv4 = DV4 > 0 ? DV4 : p.dv / 4;
 
 #if WRITE
     const int first_new = position_data[0];
@@ -191,15 +204,20 @@ void main()
         const int n = min(CHUNK, k1 - c0);
 
         float chunk_max = -FLT_MAX;
-        for (int j = tx; j < n; j += L)
+        const int score_steps = SCORE_STEPS > 0 ? SCORE_STEPS : (n + L - 1) / L;
+        [[unroll]] for (int step = 0; step < score_steps; step++)
         {
-            float s = key_score(kh, c0 + j, first_new, d4) * p.scale;
-            if (has_mask == 1)
-                s += float(buffer_ld1(mask_data, head * p.mask_cstep + i * p.dst + c0 + j));
-            if (isnan(s) || is_pos_inf(s))
-                poisoned = true;
-            weights[j] = s;
-            chunk_max = max(chunk_max, s);
+            const int j = tx + step * L;
+            if (j < n)  // a guard, not a break: the unrolled steps' loads can all be in flight
+            {
+                float s = key_score(kh, c0 + j, first_new, d4) * p.scale;
+                if (has_mask == 1)
+                    s += float(buffer_ld1(mask_data, head * p.mask_cstep + i * p.dst + c0 + j));
+                if (isnan(s) || is_pos_inf(s))
+                    poisoned = true;
+                weights[j] = s;
+                chunk_max = max(chunk_max, s);
+            }
         }
         const float new_max = max(running_max, workgroup_reduce(chunk_max, 0));
 
@@ -217,8 +235,13 @@ void main()
 
         if (sums)
         {
-            for (int j = lane; j < n; j += lanes)
-                acc += weights[j] * v_quad(kh, c0 + j, e4, first_new, dv4);
+            const int pv_steps = PV_STEPS > 0 ? PV_STEPS : (n + lanes - 1) / lanes;
+            [[unroll]] for (int step = 0; step < pv_steps; step++)
+            {
+                const int j = lane + step * lanes;
+                if (j < n)
+                    acc += weights[j] * v_quad(kh, c0 + j, e4, first_new, dv4);
+            }
         }
         barrier();  // the next chunk overwrites weights
     }
@@ -232,7 +255,7 @@ void main()
             total += partial4[l * dv4 + e4];
     }
     const int out_at = (head * p.src + i) * dv4 + e4;
-    if (p.splits == 1)
+    if (splits == 1)
     {
         if (lane == 0)
             buffer_st4(top_blob_data, out_at, afpvec4(poisoned ? vec4(nan_value()) : total / running_sum));
@@ -242,7 +265,7 @@ void main()
     // this split's record: max, sum, NaN flag, then the dv column sums
     const int record = p.dv + 3;
     const int counter = i * heads + head;
-    const int base = heads * p.src + (counter * p.splits + split) * record;
+    const int base = heads * p.src + (counter * splits + split) * record;
     if (tx == 0)
     {
         work_data[base] = floatBitsToUint(running_max);
@@ -257,7 +280,7 @@ void main()
     memoryBarrierBuffer();
     barrier();
     if (tx == 0)
-        merges = atomicAdd(work_data[counter], 1u) == uint(p.splits - 1);
+        merges = atomicAdd(work_data[counter], 1u) == uint(splits - 1);
     barrier();
     if (!merges)
         return;
@@ -266,17 +289,17 @@ void main()
     // the last of the (head, row)'s workgroups: every split's record is written
     if (lane != 0)
         return;
-    const int first = heads * p.src + counter * p.splits * record;
+    const int first = heads * p.src + counter * splits * record;
     float top = -FLT_MAX;
     bool nan_seen = false;
-    for (int s = 0; s < p.splits; s++)
+    [[unroll]] for (int s = 0; s < splits; s++)
     {
         top = max(top, uintBitsToFloat(work_data[first + s * record]));
         nan_seen = nan_seen || work_data[first + s * record + 2] != 0u;
     }
     float sum = 0.f;
     vec4 merged = vec4(0.f);
-    for (int s = 0; s < p.splits; s++)
+    [[unroll]] for (int s = 0; s < splits; s++)
     {
         const int at = first + s * record;
         const float f = exp(uintBitsToFloat(work_data[at]) - top);

@@ -1,7 +1,8 @@
 """SDPA of a few query rows in one dispatch (sdpa_decode.comp) equals the numpy path and the
 three-dispatch path it replaces: keys in one workgroup and split over many, one workgroup's
 keys in one chunk and in several, grouped KV heads, masks shared and per head, value widths
-that leave invocations idle, NaN in one split, fp32 and fp16."""
+that leave invocations idle, NaN in one split, fp32 and fp16, pipelines made for the shapes
+(unrolled loops) and for any."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.oracle import needs_gpu
+from vkncnn.gpu.compiler import registry
 from vkncnn.layers import sdpa
 from vkncnn.testing import FP16_TOLERANCE, rel_err, run_layer, time_layer
 
@@ -42,11 +44,13 @@ def _inputs(heads, groups, src, dst, d, dv, mask, seed=0):
 @pytest.mark.parametrize("case", CASES, ids=str)
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("max_splits", [sdpa.DECODE_MAX_SPLITS, 1], ids=["split", "one_workgroup"])
-def test_one_dispatch_matches_numpy_and_three_steps(case, fp16, max_splits, monkeypatch):
+@pytest.mark.parametrize("unroll", [1, 0], ids=["shapes_known", "any_shape"])
+def test_one_dispatch_matches_numpy_and_three_steps(case, fp16, max_splits, unroll, monkeypatch):
     params, inputs = _inputs(*case)
     want = run_layer("SDPA", params, b"", inputs)[0]
     tolerance = FP16_TOLERANCE if fp16 else FP32_TOLERANCE
     monkeypatch.setattr(sdpa, "DECODE_MAX_SPLITS", max_splits)
+    monkeypatch.setattr(sdpa, "DECODE_UNROLL", unroll)
     fused = run_layer("SDPA", params, b"", inputs, gpu=True, fp16=fp16)[0]
     assert rel_err(fused, want) < tolerance
     monkeypatch.setattr(sdpa, "DECODE_MAX_ROWS", 0)
@@ -88,3 +92,10 @@ def test_splits_masked_off_or_nan():
     assert np.isnan(got[1, 1]).all() and np.isnan(want[1, 1]).all()
     others_got, others_want = (np.delete(a.reshape(8, 16), 3, axis=0) for a in (got, want))  # row 3: head 1, row 1
     np.testing.assert_allclose(others_got, others_want, rtol=FP32_TOLERANCE, atol=FP32_TOLERANCE)
+
+
+def test_the_host_knows_the_shaders_constants():
+    """DECODE_MAX_D and DECODE_CHUNK restate sdpa_decode.comp's MAX_D and CHUNK: the host sizes
+    the unrolled loops and picks the kernel by them."""
+    source = (registry.SHADER_DIR / "sdpa_decode.comp").read_text()
+    assert f"#define MAX_D {sdpa.DECODE_MAX_D}\n" in source and f"#define CHUNK {sdpa.DECODE_CHUNK}\n" in source

@@ -37,6 +37,7 @@ TUNABLES = {
     "DECODE_LOCAL": sdpa,
     "DECODE_MAX_KEYS": sdpa,
     "DECODE_MAX_SPLITS": sdpa,
+    "DECODE_UNROLL": sdpa,
     "HEAD_ON_DEVICE": llm_steps,
 }
 

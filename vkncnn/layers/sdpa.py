@@ -48,8 +48,15 @@ DECODE_MAX_D = 256  # sdpa_decode.comp's MAX_D: the q row it keeps in shared mem
 # sdpa_decode.comp's workgroup, and the most workgroups that split one (head, row)'s keys:
 # a decode step has few heads, and one workgroup each left most of a GPU idle
 # (docs/perf-notes.md). A split holds at least DECODE_LOCAL keys, one per invocation.
-DECODE_LOCAL = 64
+DECODE_LOCAL = 128
 DECODE_MAX_SPLITS = 64
+# 1: sdpa_decode.comp's pipeline knows the step's shapes (specialization constants), so its
+# loops over a key's row and a lane's value rows unroll and their loads are all in flight at
+# once; 0: one pipeline for every shape, loops of a runtime length (docs/perf-notes.md).
+# Longer loops than DECODE_UNROLL_MAX_STEPS (a chunk of keys a lane) keep the runtime length.
+DECODE_UNROLL = 1
+DECODE_UNROLL_MAX_STEPS = 64
+DECODE_CHUNK = 1024  # sdpa_decode.comp's CHUNK: the keys a workgroup scores before it sums them
 # storage buffers of sdpa_decode.comp: q, k, v, mask, out, the splits' workspace; with
 # WRITE (the step's rows go into a device KV cache in the same dispatch) also the step's k
 # and v and the position. Devices with fewer keep the three steps, or the cache write as a
@@ -123,13 +130,15 @@ class SDPA(Layer):
         self.decode_local = min(DECODE_LOCAL, workgroup_cap(self.vkdev))
         buffers = self.vkdev.info.max_per_stage_storage_buffers()
 
+        self.decode_fp16 = fp16
+
         def decode(write: int):
             if buffers < DECODE_BINDINGS[write] or (write and not self.kv_cache):
                 return None
-            return shader_pipeline(self.vkdev, "sdpa_decode", fp16, [1 if self.attn_mask else 0],
-                                   (self.decode_local, 1, 1), {"WRITE": write})
+            return self._decode_pipeline(write, [])
 
         self.decode, self.decode_write = decode(0), decode(1)
+        self.decode_unroll = DECODE_UNROLL
         self.softmax_rows = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [1])   # an invocation per row
         self.softmax_group = make("sdpa_softmax", (rows.FLAT_LOCAL, 1, 1), [0])  # a workgroup per row
         self.kvcat = make("sdpa_kvcat", (rows.FLAT_LOCAL, 1, 1)) if self.kv_cache else None
@@ -260,14 +269,26 @@ class SDPA(Layer):
         scores.release()
         return [out] + tops
 
+    def _decode_pipeline(self, write: int, shapes: list):
+        """sdpa_decode.comp, WRITE or not, for the step's shapes (sdpa_decode.comp's D4 ...
+        SPLITS) or, shapes empty, for any."""
+        return shader_pipeline(self.vkdev, "sdpa_decode", self.decode_fp16, [1 if self.attn_mask else 0] + shapes,
+                               (self.decode_local, 1, 1), {"WRITE": write})
+
     def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list) -> None:
         """sdpa_decode.comp with its push constants (src, dst, d, dv, ... as the shader lists
         them; splits and span are added here): the keys of each (head, row) split over
         workgroups (decode_splits), whose partial softmaxes meet in a workspace the host
-        zeroes first (its counters), in the same barrier interval."""
-        src, dst, _, dv = constants[:4]
+        zeroes first (its counters), in the same barrier interval. With decode_unroll, a
+        pipeline made for these shapes (a cache's capacity changes them only when it grows)."""
+        src, dst, d, dv = constants[:4]
         heads = bindings[0].numpy_shape()[0]
         splits, span = decode_splits(dst, self.decode_local)
+        keys = min(span, DECODE_CHUNK)  # a chunk's: the loops restart for each
+        score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // (self.decode_local // (dv // 4)))
+        if self.decode_unroll and max(score_steps, pv_steps) <= DECODE_UNROLL_MAX_STEPS:
+            shapes = [d // 4, dv // 4, score_steps, pv_steps, splits]
+            pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes)
         work = None
         if splits > 1:
             words = heads * src * (1 + splits * (dv + 3))
