@@ -137,10 +137,11 @@ class Decoder:
                 pass
         hidden = self._plan.run(key, host, self._device_inputs)
         self.length += new
-        if new == 1:  # the head reads the hidden state where the decoder's plan left it
-            on_device = {self._head_input: self._plan.blob(self._output)}
-            return np.array(self._head_plan.run(self._plan.serial, {}, on_device), np.float32, order="C")
-        with self.head.create_extractor() as ex:  # a prefill: its last row, once a sequence
+        on_device = self._plan.blob(self._output)  # None where out0 comes from a layer on the CPU
+        if new == 1 and on_device is not None:  # the head reads the hidden state where the decoder left it
+            return np.array(self._head_plan.run(self._plan.serial, {}, {self._head_input: on_device}),
+                            np.float32, order="C")
+        with self.head.create_extractor() as ex:  # a prefill (once a sequence): its last row, uploaded
             ex.input(HEAD_INPUT, Mat(np.array(hidden[-1:], np.float32)))
             return ex.extract(HEAD_OUTPUT)[1].numpy()
 
