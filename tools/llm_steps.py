@@ -134,12 +134,12 @@ class VkncnnDecoder:
         With proj_out as the Decoder's head (HEAD_ON_DEVICE), out0 stays on the device: None."""
         Mat = self.vk.Mat
         if self.device_cache:
+            args = feed["in0"], feed["in1"], feed["in2"], feed["in3"]
+            if caches.decoder.head is not None:
+                logits, out_caches = self.llm.device_head_step(self.net, *args, caches)
+                return None, out_caches, Mat(logits)
             dec = caches.decoder
             dec.restore(caches.length, caches.serial)
-            args = feed["in0"], feed["in1"], feed["in2"], feed["in3"]
-            if dec.head is not None:
-                logits = Mat(dec.step_head(*args))
-                return None, self.llm.DeviceCache(dec, dec.length, dec.serial), logits
             hidden = Mat(dec.step(*args))
             out_caches = self.llm.DeviceCache(dec, dec.length, dec.serial)
         else:

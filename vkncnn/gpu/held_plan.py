@@ -42,25 +42,21 @@ class HeldPlan:
 
         key: whatever identifies the device inputs' buffers and the shapes to the owner;
         host: {blob index: float32 array}; device: {blob index: VkMat on the net's device}."""
-        if not self.ready(key, host):
-            return self._record(key, host, device)
-        try:
-            run_together([(self, host)])
-        except ReplanNeeded:  # a host input's shape or type changed under the same indices
-            return self._record(key, host, device)
-        return self.output()
+        if replay_if_ready([(self, key, host)]):
+            return self.output()
+        return self._record(key, host, device)
 
     def fill(self, host: dict[int, np.ndarray]) -> None:
-        """run_together: the host inputs the next replay uploads."""
+        """replay_if_ready: the host inputs the next replay uploads."""
         for index, slot in self._slots:
             slot.array = host[index]
 
     def command(self):
-        """run_together: the held plan's VkCompute."""
+        """replay_if_ready: the held plan's VkCompute."""
         return self._plan.cmd
 
     def replayed(self) -> None:
-        """run_together: the plan ran again (profile times, the net's counter)."""
+        """replay_if_ready: the plan ran again (profile times, the net's counter)."""
         if self._plan.timer is not None:
             self._state.add_times(self._plan)
         self.net.gpu.count_replay()
@@ -119,19 +115,22 @@ class HeldPlan:
             defer_gpu_release(state.release)
 
 
-def run_together(runs: list[tuple[HeldPlan, dict[int, np.ndarray]]]) -> None:
-    """Replay ready HeldPlans (ready() said so) with these host inputs, in order, as one queue
-    submission (a later one may read what an earlier one left on the device). Raises
-    ReplanNeeded, before any GPU work, if a host input no longer fits its plan."""
-    for held, host in runs:
+def replay_if_ready(runs: list[tuple[HeldPlan, object, dict[int, np.ndarray]]]) -> bool:
+    """Replay the HeldPlans, each with its (key, host inputs), in order, as one queue submission
+    (a later one may read what an earlier one left on the device), if each is ready for them.
+    False, nothing replayed, if one is not: it needs run() to record."""
+    if not all(held.ready(key, host) for held, key, host in runs):
+        return False
+    for held, _, host in runs:
         held.fill(host)
     try:
-        replay_together([held.command() for held, _ in runs])
-    except ReplanNeeded:
-        raise
+        replay_together([held.command() for held, _, _ in runs])
+    except ReplanNeeded:  # a host input's shape or type changed under the same indices
+        return False
     except BaseException:
-        for held, _ in runs:
+        for held, _, _ in runs:
             held.release()  # stopped part way: their blobs are not to be trusted
         raise
-    for held, _ in runs:
+    for held, _, _ in runs:
         held.replayed()
+    return True

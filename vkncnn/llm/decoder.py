@@ -123,18 +123,13 @@ class Decoder:
         one wait a step, no upload of the hidden state."""
         if self.head is None:
             raise ArgumentError("step_head(): this Decoder has no head (Decoder(net, head=proj_out_net))")
-        from ..gpu.held_plan import run_together  # lazy: the GPU runtime, as in __init__
-        from ..gpu.vulkan.command import ReplanNeeded  # lazy: likewise
+        from ..gpu.held_plan import replay_if_ready  # lazy: the GPU runtime, as in __init__
 
         key, host = self._begin(embeddings, mask, cos, sin)
         new = key[0]
-        if new == 1 and self._plan.ready(key, host) and self._head_plan.ready(self._plan.serial, {}):
-            try:
-                run_together([(self._plan, host), (self._head_plan, {})])
-                self.length += new
-                return np.array(self._head_plan.output(), np.float32, order="C")
-            except ReplanNeeded:  # an input's shape changed: record both below
-                pass
+        if new == 1 and replay_if_ready([(self._plan, key, host), (self._head_plan, self._plan.serial, {})]):
+            self.length += new
+            return np.array(self._head_plan.output(), np.float32, order="C")
         hidden = self._plan.run(key, host, self._device_inputs)
         self.length += new
         on_device = self._plan.blob(self._output)  # None where out0 comes from a layer on the CPU
