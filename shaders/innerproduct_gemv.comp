@@ -29,6 +29,10 @@
 // of each head (rope 1) or (2j, 2j + 1) (rope 2) are computed side by side in one workgroup,
 // and each takes its partner's sum from shared memory: y[first] = a cos - b sin,
 // y[second] = b cos + a sin, with cos/sin[j] of the token (dim/2 values each).
+//
+// out_scale multiplies the product before the bias: a BinaryOp scaling the product by a
+// constant, between it and a residual sum standing in for the bias (a decoder that scales
+// each block's output before adding it, as MiniCPM does), takes no dispatch of its own.
 
 layout (constant_id = 0) const int activation_type = 0;
 layout (constant_id = 1) const float activation_param_0 = 0;
@@ -42,6 +46,7 @@ layout (constant_id = 8) const float prenorm_eps = 0;
 layout (constant_id = 9) const int gated = 0;       // 1: times dot(U[n], x_up)
 layout (constant_id = 10) const int rope = 0;       // 1: pairs (j, j + dim/2), 2: (2j, 2j + 1)
 layout (constant_id = 11) const int rope_dim = 2;   // a head's width
+layout (constant_id = 12) const float out_scale = 1.f;  // times the product, before the bias
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -170,7 +175,7 @@ void main()
     if (tx == 0 && row < rows)
     {
         const int n = row_offset + row;
-        afp v = afp(partial[slot] * inv_rms);
+        afp v = afp(partial[slot] * inv_rms * out_scale);
         if (bias_term == 1)
             v += buffer_ld1(bias_data, n);
         v = activation_afp(v, activation_type, activation_param_0, activation_param_1);

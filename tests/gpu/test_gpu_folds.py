@@ -138,6 +138,43 @@ def test_residual_sum_after_a_linear_layer(tmp_path, rows, r_shape, folded):
         assert names >= 3
 
 
+# -- a product scaled by a constant, then (or not) a residual add: MiniCPM's block output ------
+SCALED = f"""7767517
+{{count}} {{count}}
+Input x 0 1 x
+Input r 0 1 r
+Gemm proj 1 1 x p 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8={N} 9={K}
+BinaryOp scale 1 1 p {{scaled}} 0=2 1=1 2=0.28577
+"""
+
+
+@pytest.mark.parametrize("fp16", [False, True])
+@pytest.mark.parametrize("residual", [True, False])
+@pytest.mark.parametrize("rows, folded", [
+    (1, True),    # a decode step: the matrix-vector kernel scales the product, then adds r
+    (3, False),   # a prefill: the matrix kernel, then the scaling and the sum record apart
+])
+def test_scaling_folds_into_the_product_before_it(tmp_path, fp16, residual, rows, folded):
+    text = SCALED.format(count=5 if residual else 4, scaled="s" if residual else "y")
+    if residual:
+        text += "BinaryOp add 2 1 r s y 0=0\n"
+    param = tmp_path / "scaled.param"
+    param.write_text(text)
+    weights = random_weights(str(param), seed=3, input_shapes={"x": (rows, K), "r": (rows, N)})
+    cpu, gpu = _load(param, weights, False), _load(param, weights, True, fp16)
+    rng = np.random.default_rng(rows)
+    x = rng.uniform(-1, 1, (rows, K)).astype(np.float32)
+    r = rng.uniform(-1, 1, (rows, N)).astype(np.float32)
+    want, _ = _run(cpu, x, r=r)
+    got, plan = _run(gpu, x, r=r)
+    tol = 2e-3 if fp16 else 1e-5
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    if folded:
+        assert plan.cmd.dispatch_count == 1  # no BinaryOp dispatch, for the scaling or the sum
+    else:
+        assert plan.cmd.dispatch_count >= 2 + residual
+
+
 # -- an RMSNorm before one-row Gemms ----------------------------------------------------------
 PRENORM = f"""7767517
 6 7
@@ -295,6 +332,51 @@ def test_rope_folds_into_the_product_before_it(tmp_path, interleaved, c_term, ro
         run(gpu)
         layers = {label.split()[1] for label in gpu.gpu.layer_times}
         assert ("rope" not in layers) == folded, layers
+
+
+# -- a one-token RoPE after a per-head RMSNorm (Qwen3's q and k) --------------------------------
+NORM_ROPE = """7767517
+7 7
+Input x 0 1 x
+Input cos 0 1 c
+Input sin 0 1 s
+Reshape heads 1 1 x h 0=8 1=4 2=-1
+RMSNorm norm 1 1 h n 0=8 1=1e-6 2={affine}
+Permute swap 1 1 n t 0=2
+RotaryEmbed rope 3 1 t c s y 0={interleaved}
+"""
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("affine", [1, 0])
+@pytest.mark.parametrize("rows, folded", [(1, True), (3, False)])
+def test_rope_folds_into_the_norm_before_it(tmp_path, interleaved, affine, rows, folded):
+    """The norm's rows are heads of 8 values: with one token the Permute keeps their layout
+    and the norm rotates them as it writes them; a prefill's rows do not, and the RoPE
+    records on its own."""
+    param = tmp_path / "norm_rope.param"
+    param.write_text(NORM_ROPE.format(affine=affine, interleaved=interleaved))
+    weights = random_weights(str(param), seed=5, input_shapes={"x": (rows, 32), "c": (rows, 4), "s": (rows, 4)})
+    rng = np.random.default_rng(rows + 10)
+    angles = rng.uniform(0, 6.28, (rows, 4)).astype(np.float32)
+    feed = {"x": rng.uniform(-2, 2, (rows, 32)).astype(np.float32), "c": np.cos(angles), "s": np.sin(angles)}
+
+    def run(net):
+        with net.create_extractor() as ex:
+            for name, a in feed.items():
+                ex.input(name, vkncnn.Mat(a))
+            return ex.extract("y")[1].numpy()
+
+    want = run(_load(param, weights, False))
+    for fp16, tol in ((False, 1e-5), (True, 2e-2)):
+        gpu = _load(param, weights, True, fp16)
+        np.testing.assert_allclose(run(gpu), want, rtol=tol, atol=tol, err_msg=f"fp16={fp16}")
+        gpu.gpu.release_plans()
+        gpu.gpu.profile = "dispatches"
+        gpu.gpu.layer_times.clear()
+        run(gpu)
+        layers = {label.split()[1] for label in gpu.gpu.layer_times}
+        assert "norm" in layers and ("rope" not in layers) == folded, layers
 
 
 def test_a_layer_recorded_inside_another_moves_to_the_cpu_itself():

@@ -120,19 +120,34 @@ def test_device_cache_steps_of_a_few_tokens(fp16, tol, tmp_path_factory):
         assert got.shape == want.shape and rel_err(got, want) <= tol, f"cache {name_}"
 
 
+# the layers that dispatch in a decode step of 2 blocks, by type (a label per layer and shader)
+STEP_DISPATCHES = {
+    # per block q and k (each with its RoPE), v, o, gate (with up and their product) and down
+    # products and one attention dispatch, which also writes the caches; the norms, the RoPEs,
+    # the kv-head Tiles, the residual adds and the multiply fold away (the final norm, read
+    # by no product, stays)
+    "qwen2.5_0.5b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 1},
+    # q and k normed per head after their products, each norm rotating its rows as it writes
+    # them (its RoPE folded in), pack1 rows for the attention (no packing dispatch)
+    "qwen3_0.6b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 5},
+    # the RoPEs fold into the products, the per-head norms after them one dispatch each
+    "hunyuan_0.5b_instruct": {"Gemm": 12, "SDPA": 2, "RMSNorm": 5},
+    # each block's outputs scaled before their residual sums: both fold into the products
+    "minicpm4_0.5b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 1},
+}
+
+
 @pytest.mark.gpu
-def test_device_cache_decode_step_folds(tmp_path_factory):
-    """A decode step with the caches on the device, by the layers that dispatch: per block q
-    and k (each with its RoPE), v, o, gate (with up and their product) and down products and
-    one attention dispatch, which also writes the caches; the norms, the RoPEs, the kv-head
-    Tiles, the residual adds and the multiply fold away (the final norm, read by no
-    product, stays)."""
-    path, weights = _decoder("qwen2.5_0.5b", 2, tmp_path_factory)
+@pytest.mark.parametrize("name", sorted(STEP_DISPATCHES))
+def test_device_cache_decode_step_folds(name, tmp_path_factory):
+    """A decode step with the caches on the device records only the dispatches STEP_DISPATCHES
+    names: one shader per layer, no packing conversions, a single attention dispatch."""
+    path, weights = _decoder(name, 2, tmp_path_factory)
     gpu = VkncnnDecoder(path, weights, gpu=True, fp16=True)
     if gpu.net.gpu is None:
         pytest.skip("no Vulkan device")
     dec = Decoder(gpu.net, capacity=16)
-    feeds = sequence_feeds("qwen2.5_0.5b", [PREFILL, 1, 1])
+    feeds = sequence_feeds(name, [PREFILL, 1, 1])
     for f in feeds[:2]:
         dec.step(f["in0"], f["in1"], f["in2"], f["in3"])
     gpu.net.gpu.release_plans()  # a cached plan replays without timestamps
@@ -142,7 +157,7 @@ def test_device_cache_decode_step_folds(tmp_path_factory):
     labels = list(gpu.net.gpu.layer_times)  # "Type name shader", one per layer and shader
     layers = Counter(label.split()[0] for label in labels)
     assert {label.split()[-1] for label in labels if label.startswith("SDPA")} == {"sdpa_decode"}
-    assert layers == {"Gemm": 12, "SDPA": 2, "RMSNorm": 1}, layers
+    assert layers == STEP_DISPATCHES[name], labels
 
 
 @pytest.mark.parametrize("name,blocks", _models(2) + _models(None))

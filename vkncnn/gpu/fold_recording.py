@@ -6,7 +6,7 @@ Each returns False (or None) to leave the layers to record on their own:
     _fold_prenorm   an RMSNorm whose Gemm readers normalise its input themselves
     _record_gated   a gate and an up Gemm and their product in one dispatch
     _fold_repeat    the Tile repeating kv heads, done by a device KV cache's write
-    _rope_fold      a one-token RoPE as the epilogue of the product before it
+    _rope_fold      a one-token RoPE as the epilogue of the product (or norm) before it
 
 The chains of views and Tiles in between are proven on an index array of the step's shape
 (_evaluate_chain): a fold happens only where those layers move the values as the fused
@@ -89,23 +89,25 @@ class FoldRecording:
         self.read_later(source, 1)  # the SDPA reads the input in the chain's stead
         return True
 
-    def _rope_fold(self, gemm, chain: tuple, x, prenorm):
+    def _rope_fold(self, layer, chain: tuple, x, prenorm):
         """((mode, dim, cos, sin), the RoPE's input shape) if the one-token RotaryEmbed after
-        Gemm `gemm` can fold into its product: the views between keep the product's layout
-        (evaluated on an index array), cos and sin are made, the Gemm takes it; else None."""
+        `layer` (a Gemm or an RMSNorm, reading x) can fold into its dispatch: the views
+        between keep its output's layout (evaluated on an index array), cos and sin are
+        made, the layer takes it; else None."""
         views, rope_li = chain
         layers = self.graph.layers
         rope = layers[rope_li]
-        if gemm.B_data is None or any(bi not in self.device and bi not in self.host for bi in rope.bottoms[1:]):
+        shape = layer.rope_source_shape(x)
+        if shape is None or any(bi not in self.device and bi not in self.host for bi in rope.bottoms[1:]):
             return None
-        n = gemm.B_mat.shape[1]
-        index = _evaluate_chain((1, n), [layers[v] for v in views], self.opt)
+        n = int(np.prod(shape))
+        index = _evaluate_chain(shape, [layers[v] for v in views], self.opt)
         layout_kept = index is not None and np.array_equal(index.reshape(-1), np.arange(n))
         if not layout_kept or index.ndim != 3 or index.shape[1] != 1:
             return None
         dim = index.shape[-1]
         cos, sin = (self.on_device(bi, 1) for bi in rope.bottoms[1:])
-        if not gemm.takes_rope(x, dim, cos, sin, prenorm):
+        if not layer.takes_rope(x, dim, cos, sin, prenorm):
             return None
         return (2 if rope.interleaved else 1, dim, cos, sin), index.shape
 

@@ -13,6 +13,11 @@ residual net or a decoder):
                                     the summand stands in for the matrix-vector kernel's
                                     bias, when the shapes agree as it records
                                     (takes_residual; otherwise both record on their own)
+  Gemm -> BinaryOp mul by a         a decoder scaling each block's output before its residual
+    constant [-> BinaryOp add]      sum (MiniCPM): the matrix-vector kernel multiplies the
+                                    product before the bias (forward_gpu's `scale`, when it
+                                    takes it as it records: takes_scale; otherwise each of
+                                    the layers records on its own), then adds the summand
   Gemm [-> activation],             a decoder's gate and up projections and their product:
   Gemm -> BinaryOp mul              one matrix-vector dispatch computes both one-row
                                     products and act(gate) * up (forward_gpu's `gated`,
@@ -22,6 +27,9 @@ residual net or a decoder):
                                     pair's rows side by side and rotates them (forward_gpu's
                                     `rope`), when the views prove, as the plan records, to
                                     keep the product's layout (takes_rope)
+  RMSNorm -> Reshape/Permute        a decoder's per-head q or k norm and the RoPE after it
+    -> RotaryEmbed                  (Qwen3): the norm's workgroup holds the head's row and
+                                    rotates its pairs as it writes them, the same way
 
 Into the dispatches after them:
 
@@ -59,13 +67,25 @@ class Fusions:
         self.gated: dict[int, tuple] = {}     # the earlier of a gate and up pair -> (gate, up, BinaryOp mul)
         self.repeat: dict[int, tuple] = {}    # ExpandDims -> (Tile, Reshape, SDPA, input slot)
         self.rope: dict[int, tuple] = {}      # Gemm -> (the Reshape/Permute views after it, RotaryEmbed)
+        self.scaled: dict[int, int] = {}      # Gemm -> the BinaryOp multiplying its output by a constant
 
     def output_layer(self, li: int) -> int:
         """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
         if li in self.residual:
             eltwise, _, activation = self.residual[li]
             return activation if activation is not None else eltwise
+        if li in self.scaled:
+            return self.scaled[li]
         return self.activation.get(li, li)
+
+    def unfolded(self, li: int) -> list:
+        """Layer li and the layers folded after it by a scaling or a residual sum, in order:
+        what records one by one when li refuses the fold as it records."""
+        chain = [li] + ([self.scaled[li]] if li in self.scaled else [])
+        if li in self.residual:
+            eltwise, _, activation = self.residual[li]
+            chain += [eltwise] + ([activation] if activation is not None else [])
+        return chain
 
 
 def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
@@ -94,10 +114,19 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
         return None
 
     for li in schedule:
+        layer = layers[li]
+        if hasattr(layer, "takes_scale") and on_gpu(layer):
+            reader = sole_reader(layer)
+            if reader is not None and _is_constant_scaling(layers[reader]) and on_gpu(layers[reader]):
+                fusions.scaled[li] = reader
+                fusions.folded.add(reader)
+
+    scaled_by = {mul: li for li, mul in fusions.scaled.items()}
+    for li in schedule:
         eltwise = layers[li]
         if li in fusions.folded or not _is_plain_sum(eltwise) or not on_gpu(eltwise):
             continue
-        conv_li, other = _residual_producer(eltwise, li, layers, blobs, position, sole_reader, on_gpu)
+        conv_li, other = _residual_producer(eltwise, li, layers, blobs, position, sole_reader, on_gpu, scaled_by)
         if conv_li is not None:
             act = activation_after(li)
             fusions.residual[conv_li] = (li, other, act)
@@ -118,7 +147,7 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
     for li in schedule:
         layer = layers[li]
         if (hasattr(layer, "takes_rope") and on_gpu(layer) and li not in fusions.activation
-                and li not in fusions.residual):
+                and li not in fusions.residual and li not in fusions.scaled):
             chain = _rope_chain(li, layers, sole_reader, on_gpu)
             if chain is not None:
                 fusions.rope[li] = chain
@@ -236,6 +265,12 @@ def _prenorm_readers(norm, layers, blobs, position, target, on_gpu):
     return (gemms, splits) if gemms else None
 
 
+def _is_constant_scaling(layer) -> bool:
+    """A BinaryOp multiplying its one input by a constant."""
+    return (layer.type == "BinaryOp" and getattr(layer, "op_type", None) == 2 and bool(getattr(layer, "with_scalar", 0))
+            and len(layer.bottoms) == 1 and len(layer.tops) == 1)
+
+
 def _is_plain_sum(layer) -> bool:
     """An Eltwise adding exactly two different blobs with unit (or no) coefficients, or a
     BinaryOp adding two different blobs (whose shapes the producer checks when it records:
@@ -250,15 +285,17 @@ def _is_plain_sum(layer) -> bool:
     return coeffs is None or all(float(c) == 1.0 for c in coeffs[:2])
 
 
-def _residual_producer(eltwise, li, layers, blobs, position, sole_reader, on_gpu):
+def _residual_producer(eltwise, li, layers, blobs, position, sole_reader, on_gpu, scaled_by):
     """(convolution index, other summand blob) for folding `eltwise` into a convolution that
-    produces one summand, or (None, None). The other summand must exist before that
-    convolution is recorded; of two candidates the later one is taken."""
+    produces one summand, directly or through a scaling folded into it (scaled_by: the
+    scaling's index -> the product's), or (None, None). The other summand must exist before
+    that convolution is recorded; of two candidates the later one is taken."""
     best = (None, None)
     for mine, other in ((0, 1), (1, 0)):
         bi, other_bi = eltwise.bottoms[mine], eltwise.bottoms[other]
-        conv_li = blobs[bi].producer
-        if conv_li not in position or sole_reader(layers[conv_li]) != li:
+        producer = blobs[bi].producer
+        conv_li = scaled_by.get(producer, producer)
+        if conv_li not in position or sole_reader(layers[producer]) != li:
             continue
         conv = layers[conv_li]
         if not (hasattr(conv, "accepts_residual") and on_gpu(conv) and conv.accepts_residual()):

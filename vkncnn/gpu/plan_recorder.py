@@ -214,7 +214,7 @@ class ItemRecorder(FoldRecording):
 
     def _record_gpu_layer(self, li, layer, fusions) -> None:
         """Record one GPU layer, with whatever the plan folds into its dispatch (fusion.py)."""
-        layers, opt, cmd = self.graph.layers, self.opt, self.cmd
+        layers = self.graph.layers
         folded_in = {}
         if layer.bottoms and layer.bottoms[0] in self.prenormed:
             x, folded_in["prenorm"] = self._gemm_input(layer)
@@ -232,23 +232,17 @@ class ItemRecorder(FoldRecording):
             folded = self._rope_fold(layer, fusions.rope[li], bottoms[0], folded_in.get("prenorm"))
             if folded is not None:
                 folded_in["rope"], rope_shape = folded
-        unfold = False
+        scaling = fusions.scaled.get(li)
+        unfold = scaling is not None and not layer.takes_scale(bottoms)
+        if scaling is not None and not unfold:
+            folded_in["scale"] = float(layers[scaling].b)
         with recording_on_gpu(layer):
-            if li in fusions.residual:
-                eltwise, other, act = fusions.residual[li]
-                spec = layers[act].activation_spec() if act is not None else None
-                residual = self.on_device(other, self._wanted_elempack(layers[eltwise], other))
-                takes = getattr(layer, "takes_residual", None)
-                unfold = takes is not None and not takes(bottoms, residual)
-                if not unfold:
-                    tops = layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec, **folded_in)
-            elif li in fusions.activation:
-                spec = layers[fusions.activation[li]].activation_spec()
-                tops = layer.forward_gpu(bottoms, cmd, opt, activation=spec, **folded_in)
-            else:
-                tops = layer.forward_gpu(bottoms, cmd, opt, **folded_in)
-        if unfold:  # outside this layer's recording: each of the three fails or moves on its own
-            self._record_unfolded(li, fusions.residual[li])
+            if not unfold:
+                tops, unfold = self._forward_folded(li, layer, bottoms, fusions, folded_in)
+        if unfold:  # outside this layer's recording: each layer fails or moves on its own
+            plain = Fusions()
+            for index in fusions.unfolded(li):
+                self._record_gpu_layer(index, layers[index], plain)
             return
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, expected {len(layer.tops)}")
@@ -263,13 +257,22 @@ class ItemRecorder(FoldRecording):
         for bi, v in zip(layers[fusions.output_layer(li)].tops, tops):
             self.store(bi, v)
 
-    def _record_unfolded(self, li: int, folded: tuple) -> None:
-        """A residual fold the producer refused as it recorded (the shapes do not allow it):
-        the producer, the sum and its activation, each its own dispatch."""
-        eltwise, _, act = folded
-        plain = Fusions()
-        for index in (li, eltwise) + ((act,) if act is not None else ()):
-            self._record_gpu_layer(index, self.graph.layers[index], plain)
+    def _forward_folded(self, li, layer, bottoms, fusions, folded_in) -> tuple:
+        """(tops, False) of layer li's forward_gpu with what folds into its epilogue, or
+        (None, True) when it refuses a residual sum as it records."""
+        layers, opt, cmd = self.graph.layers, self.opt, self.cmd
+        if li in fusions.residual:
+            eltwise, other, act = fusions.residual[li]
+            spec = layers[act].activation_spec() if act is not None else None
+            residual = self.on_device(other, self._wanted_elempack(layers[eltwise], other))
+            takes = getattr(layer, "takes_residual", None)
+            if takes is not None and not takes(bottoms, residual):
+                return None, True
+            return layer.forward_gpu(bottoms, cmd, opt, residual=residual, activation=spec, **folded_in), False
+        if li in fusions.activation:
+            spec = layers[fusions.activation[li]].activation_spec()
+            return layer.forward_gpu(bottoms, cmd, opt, activation=spec, **folded_in), False
+        return layer.forward_gpu(bottoms, cmd, opt, **folded_in), False
 
     def _record_cpu_layer(self, layer) -> None:
         getters = [self.on_host(bi) for bi in layer.bottoms]

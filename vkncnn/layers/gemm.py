@@ -239,6 +239,11 @@ class Gemm(Layer):
                 and self._takes_one_row(x, prenorm) and up._takes_one_row(x_up, prenorm)
                 and self.B_mat.shape == up.B_mat.shape and len(self.B_slices) == 1 and len(up.B_slices) == 1)
 
+    def rope_source_shape(self, x):
+        """The shape of this layer's output that a RoPE folded after it sees: one row of its
+        outputs (None without constant weights)."""
+        return (1, self.B_mat.shape[1]) if self.B_data is not None else None
+
     def takes_rope(self, x, dim: int, cos, sin, prenorm=None) -> bool:
         """Record time: can a one-token RotaryEmbed over heads of `dim` of this product's
         output fold into it (x: its input; cos, sin: (1, dim / 2) pack1 blobs)? The matrix-
@@ -248,16 +253,24 @@ class Gemm(Layer):
                 and gemv_folds_fit(self.vkdev, GEMV_ROPE_BINDINGS)
                 and all(tuple(t.numpy_shape()) == (1, dim // 2) and t.elempack == 1 for t in (cos, sin)))
 
+    def takes_scale(self, bottoms) -> bool:
+        """Record time: can a following BinaryOp scaling the output by a constant fold into
+        this product? A one-row product whose sum the folding may add as its bias
+        (accepts_residual): the matrix-vector kernel scales the product before it."""
+        return self.accepts_residual() and bool(bottoms) and self._takes_one_row(bottoms[0])
+
     # a following activation layer (ReLU, Swish) may fold into every kernel's epilogue
     takes_gpu_activation = True
 
-    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None, prenorm=None, gated=None, rope=None):
+    def forward_gpu(self, bottoms, cmd, opt, residual=None, activation=None, prenorm=None, gated=None, rope=None,
+                    scale=None):
         """`residual` (a (1, N) blob, takes_residual) is added to the one-row product before
         `activation` ((type, p0, p1), a folded activation layer's), in the same dispatch.
         `prenorm` (an RMSNorm layer, takes_prenorm): the input is that norm's input, which
         the kernel normalises as it reads it. `gated` ((Gemm, its input), takes_gated): the
         output is act(this product) times that one's. `rope` ((1 or 2, dim, cos, sin),
-        takes_rope): the output rotated as a one-token RotaryEmbed (interleaved: 2) would."""
+        takes_rope): the output rotated as a one-token RotaryEmbed (interleaved: 2) would.
+        `scale` (a float, takes_scale): the product times it, before the residual."""
         self._check_inputs(bottoms)
         act = tuple(activation) if activation is not None else (0, 0.0, 0.0)
         if residual is not None and not self.takes_residual(bottoms, residual):
@@ -269,6 +282,8 @@ class Gemm(Layer):
         if rope is not None and (activation is not None or residual is not None or gated is not None
                                  or not self.takes_rope(bottoms[0], *rope[1:], prenorm)):
             raise GpuError(f"Gemm {self.name!r}: this product cannot take the RoPE after it")
+        if scale is not None and (gated is not None or rope is not None or not self.takes_scale(bottoms)):
+            raise GpuError(f"Gemm {self.name!r}: this product cannot take the scaling after it")
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
         fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes
@@ -320,7 +335,7 @@ class Gemm(Layer):
                 up = (gated[0].B_slices[0][1], None if norm else as_pack1(gated[1], cmd, opt))
             for n0, weight in self.B_slices:
                 record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act, prenorm=norm, up=up,
-                            rope=rope)
+                            rope=rope, scale=1.0 if scale is None else scale)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m

@@ -1,14 +1,17 @@
 """RMSNorm: x / sqrt(mean(x^2) + eps) * gamma, over each row (affine_size == w), each (h, w)
 plane of a 4-D blob (affine_size == w * h), or each channel.
 
-GPU: one row reduction (sum of squares -> 1 / rms per row, reduction_rows.comp), then
-normalize_rows.comp scales every element; gamma is indexed by the position in the row.
+GPU: rows contiguous in memory (pack1, the normalised axes innermost) take one dispatch,
+rmsnorm_rows.comp, which may also rotate each row as a one-token RotaryEmbed after the norm
+(a decoder's per-head q and k norms: takes_rope). Other layouts: one row reduction (sum of
+squares -> 1 / rms per row, reduction_rows.comp), then normalize_rows.comp scales every
+element; gamma is indexed by the position in the row.
 """
 
 import numpy as np
 
 from vkncnn.cpu_fallback import llm
-from vkncnn.errors import ShapeError
+from vkncnn.errors import GpuError, ShapeError
 from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.layer import Layer, register_layer
 
@@ -21,6 +24,7 @@ class RMSNorm(Layer):
         self.support_inplace = True
         self.support_vulkan = True
         self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True  # either elempack; pack1 rows take one dispatch
 
     def load_param(self, pd) -> int:
         self.affine_size = pd.get(0, 0)
@@ -58,9 +62,35 @@ class RMSNorm(Layer):
         self.gamma_gpu = cmd.record_upload(self.gamma, opt) if self.gamma is not None else None
         return 0
 
-    def forward_gpu(self, bottoms, cmd, opt):
+    @staticmethod
+    def rope_source_shape(x):
+        """The shape of this layer's output that a RoPE folded after it sees: its input's."""
+        return tuple(x.numpy_shape())
+
+    def takes_rope(self, x, dim: int, cos, sin, prenorm=None) -> bool:
+        """Record time: can a one-token RotaryEmbed over heads of `dim` of this norm's output
+        fold into its dispatch (cos, sin: (1, dim / 2) pack1 blobs)? Each row normalised
+        together must be one head: pack1 rows of dim values, one after another."""
+        shape = tuple(x.numpy_shape())
+        if prenorm is not None or 0 in shape or dim < 2 or dim % 2 or self.affine_size != dim:
+            return False
+        if self.vkdev.info.max_per_stage_storage_buffers() < rows.ROPE_NORM_BINDINGS:
+            return False
+        layout = rows.numpy_axes_layout(x, self._check_gamma(shape))
+        return (self.contiguous.takes(x, layout) and layout.row_len == dim
+                and all(tuple(t.numpy_shape()) == (1, dim // 2) and t.elempack == 1 for t in (cos, sin)))
+
+    def forward_gpu(self, bottoms, cmd, opt, rope=None):
+        """rope ((1 or 2, dim, cos, sin), takes_rope): the rows rotated as a one-token
+        RotaryEmbed (interleaved: 2) would, in the same dispatch."""
         x = bottoms[0]
         shape = x.numpy_shape()
+        if rope is not None:
+            mode, dim, cos, sin = rope
+            if not self.takes_rope(x, dim, cos, sin):
+                raise GpuError(f"RMSNorm {self.name!r}: this norm cannot take the RoPE after it")
+            layout = rows.numpy_axes_layout(x, self._check_gamma(shape))
+            return [self.contiguous.record(cmd, opt, x, layout, self.eps, self.gamma_gpu, rope=(mode, cos, sin))]
         if 0 in shape:  # nothing to normalise, no rows to dispatch (as on the CPU)
             return [x]
         layout = rows.numpy_axes_layout(x, self._check_gamma(shape))

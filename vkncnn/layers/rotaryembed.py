@@ -18,6 +18,7 @@ class RotaryEmbed(Layer):
         super().__init__()
         self.support_vulkan = True
         self.support_vulkan_packing = True
+        self.support_vulkan_any_packing = True  # the shader reads either elempack
 
     def load_param(self, pd) -> int:
         self.interleaved = pd.get(0, 0)

@@ -135,7 +135,7 @@ GEMV_ROPE_BINDINGS = 9
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
-                activation=(0, 0.0, 0.0), prenorm=None, up=None, rope=None) -> None:
+                activation=(0, 0.0, 0.0), prenorm=None, up=None, rope=None, scale: float = 1.0) -> None:
     """top[row_offset + r] = act(dot(weight[r], x) + bias[row_offset + r]) for every row r of
     `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
     (shaders/innerproduct_gemv.comp: vec4 loads, gemv_workgroup's invocations per row).
@@ -144,7 +144,8 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     then the norm's input). up: (weight rows U, input x_up) of a second product the first
     multiplies after its activation, top[r] = act(...) * dot(U[r], x_up) (x_up is x with
     prenorm). rope: (1 for pairs (j, j + dim/2) or 2 for (2j, 2j + 1), dim, cos, sin) of
-    a one-token RotaryEmbed over heads of dim outputs (no activation then)."""
+    a one-token RotaryEmbed over heads of dim outputs (no activation then). scale: the
+    product's factor before the bias (not with up or rope)."""
     rows = weight.numpy_shape()[0]
     lx, ly = gemv_workgroup(cmd.vkdev, k, paired=rope is not None)
     eps, gamma = prenorm if prenorm is not None else (0.0, None)
@@ -154,7 +155,7 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     folds = prenorm is not None or up is not None
     binds = GEMV_ROPE_BINDINGS if rope is not None else GEMV_FOLD_BINDINGS if folds else 4
     specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset, mode, float(eps), int(up is not None),
-                                rope_mode, rope_dim]
+                                rope_mode, rope_dim, float(scale)]
     pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1), {"BINDINGS": binds})
     groups = -(-rows // ly)
     gx = min(groups, 32768)

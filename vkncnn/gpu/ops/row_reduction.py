@@ -272,12 +272,18 @@ class RowNormalizer:
 
 class ContiguousRmsNorm:
     """RMSNorm of rows contiguous in memory (pack1, the normalised axes innermost), one
-    dispatch (shaders/rmsnorm_rows.comp): a workgroup per row."""
+    dispatch (shaders/rmsnorm_rows.comp): a workgroup per row; with `rope`, each row also
+    rotated as a one-token RotaryEmbed over it would (its BINDINGS=5 variant)."""
 
     def __init__(self, vkdev, opt, affine: bool) -> None:
-        local = _group_local(vkdev, GROUP_LOCAL)
-        self.pipeline = shader_pipeline(vkdev, "rmsnorm_rows", use_fp16_storage(opt, vkdev), [int(affine)],
-                                        (local, 1, 1))
+        self.vkdev, self.fp16, self.affine = vkdev, use_fp16_storage(opt, vkdev), int(affine)
+        self.local = _group_local(vkdev, GROUP_LOCAL)
+        self.pipeline = self._pipeline(0)
+
+    def _pipeline(self, rope: int):
+        binds = ROPE_NORM_BINDINGS if rope else 3
+        return shader_pipeline(self.vkdev, "rmsnorm_rows", self.fp16, [self.affine, rope], (self.local, 1, 1),
+                               {"BINDINGS": binds})
 
     @staticmethod
     def takes(bottom, layout: RowLayout) -> bool:
@@ -287,13 +293,21 @@ class ContiguousRmsNorm:
         kinds = [r for _, r in layout.axes]
         return kinds in ([True], [False, True]) and layout.strides[-1] == 1
 
-    def record(self, cmd, opt, bottom, layout: RowLayout, eps: float, gamma):
+    def record(self, cmd, opt, bottom, layout: RowLayout, eps: float, gamma, rope=None):
+        """rope: (1 for pairs (j, j + K/2) or 2 for (2j, 2j + 1), cos, sin), K/2 angles each."""
         top = VkMat.create_like(bottom, cmd.blob_allocator(opt))
         G, K = layout.rows, layout.row_len
         rows_y = min(G, _MAX_GROUPS)
-        cmd.record_pipeline(self.pipeline, [bottom, gamma, top], [G, K, rows_y, float(eps)],
-                            (self.pipeline.local_size_x, rows_y, -(-G // rows_y)))
+        pipeline, extra = self.pipeline, []
+        if rope is not None:
+            pipeline, extra = self._pipeline(rope[0]), list(rope[1:])
+        cmd.record_pipeline(pipeline, [bottom, gamma, top] + extra, [G, K, rows_y, float(eps)],
+                            (self.local, rows_y, -(-G // rows_y)))
         return top
+
+
+# rmsnorm_rows.comp's storage buffers with a RoPE folded in (the plain norm binds 3)
+ROPE_NORM_BINDINGS = 5
 
 
 # -- the life cycle shared by the mean/variance norms (LayerNorm, InstanceNorm, GroupNorm) -------
