@@ -305,16 +305,16 @@ RotaryEmbed rope 3 1 t c s y 0={{interleaved}}
 """
 
 
-@pytest.mark.parametrize("interleaved", [0, 1])
-@pytest.mark.parametrize("c_term", ["10=-1", "10=4"], ids=["no-bias", "bias"])
-@pytest.mark.parametrize("rows, folded", [(1, True), (3, False)])
-def test_rope_folds_into_the_product_before_it(tmp_path, interleaved, c_term, rows, folded):
+def _rope_fold_case(tmp_path, text: str, seed: int, rows: int, width: int, fp32_tol: float) -> set:
+    """Run a net ending in RotaryEmbed `rope` (inputs x of (rows, width), cos and sin of
+    (rows, 4)) on the GPU, fp32 and fp16 storage, against the numpy path; return the layer
+    names that dispatched (fp16, a plan recorded again with timestamps)."""
     param = tmp_path / "rope.param"
-    param.write_text(ROPE.format(c_term=c_term, interleaved=interleaved))
-    weights = random_weights(str(param), seed=9, input_shapes={"x": (rows, K), "c": (rows, 4), "s": (rows, 4)})
-    rng = np.random.default_rng(rows)
+    param.write_text(text)
+    weights = random_weights(str(param), seed=seed, input_shapes={"x": (rows, width), "c": (rows, 4), "s": (rows, 4)})
+    rng = np.random.default_rng(rows + seed)
     angles = rng.uniform(0, 6.28, (rows, 4)).astype(np.float32)
-    feed = {"x": rng.uniform(-2, 2, (rows, K)).astype(np.float32), "c": np.cos(angles), "s": np.sin(angles)}
+    feed = {"x": rng.uniform(-2, 2, (rows, width)).astype(np.float32), "c": np.cos(angles), "s": np.sin(angles)}
 
     def run(net):
         with net.create_extractor() as ex:
@@ -323,15 +323,22 @@ def test_rope_folds_into_the_product_before_it(tmp_path, interleaved, c_term, ro
             return ex.extract("y")[1].numpy()
 
     want = run(_load(param, weights, False))
-    for fp16, tol in ((False, 1e-4), (True, 2e-2)):
+    for fp16, tol in ((False, fp32_tol), (True, 2e-2)):
         gpu = _load(param, weights, True, fp16)
         np.testing.assert_allclose(run(gpu), want, rtol=tol, atol=tol, err_msg=f"fp16={fp16}")
-        gpu.gpu.release_plans()
-        gpu.gpu.profile = "dispatches"
-        gpu.gpu.layer_times.clear()
-        run(gpu)
-        layers = {label.split()[1] for label in gpu.gpu.layer_times}
-        assert ("rope" not in layers) == folded, layers
+    gpu.gpu.release_plans()
+    gpu.gpu.profile = "dispatches"
+    gpu.gpu.layer_times.clear()
+    run(gpu)
+    return {label.split()[1] for label in gpu.gpu.layer_times}
+
+
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("c_term", ["10=-1", "10=4"], ids=["no-bias", "bias"])
+@pytest.mark.parametrize("rows, folded", [(1, True), (3, False)])
+def test_rope_folds_into_the_product_before_it(tmp_path, interleaved, c_term, rows, folded):
+    layers = _rope_fold_case(tmp_path, ROPE.format(c_term=c_term, interleaved=interleaved), 9, rows, K, 1e-4)
+    assert ("rope" not in layers) == folded, layers
 
 
 # -- a one-token RoPE after a per-head RMSNorm (Qwen3's q and k) --------------------------------
@@ -354,29 +361,8 @@ def test_rope_folds_into_the_norm_before_it(tmp_path, interleaved, affine, rows,
     """The norm's rows are heads of 8 values: with one token the Permute keeps their layout
     and the norm rotates them as it writes them; a prefill's rows do not, and the RoPE
     records on its own."""
-    param = tmp_path / "norm_rope.param"
-    param.write_text(NORM_ROPE.format(affine=affine, interleaved=interleaved))
-    weights = random_weights(str(param), seed=5, input_shapes={"x": (rows, 32), "c": (rows, 4), "s": (rows, 4)})
-    rng = np.random.default_rng(rows + 10)
-    angles = rng.uniform(0, 6.28, (rows, 4)).astype(np.float32)
-    feed = {"x": rng.uniform(-2, 2, (rows, 32)).astype(np.float32), "c": np.cos(angles), "s": np.sin(angles)}
-
-    def run(net):
-        with net.create_extractor() as ex:
-            for name, a in feed.items():
-                ex.input(name, vkncnn.Mat(a))
-            return ex.extract("y")[1].numpy()
-
-    want = run(_load(param, weights, False))
-    for fp16, tol in ((False, 1e-5), (True, 2e-2)):
-        gpu = _load(param, weights, True, fp16)
-        np.testing.assert_allclose(run(gpu), want, rtol=tol, atol=tol, err_msg=f"fp16={fp16}")
-        gpu.gpu.release_plans()
-        gpu.gpu.profile = "dispatches"
-        gpu.gpu.layer_times.clear()
-        run(gpu)
-        layers = {label.split()[1] for label in gpu.gpu.layer_times}
-        assert "norm" in layers and ("rope" not in layers) == folded, layers
+    layers = _rope_fold_case(tmp_path, NORM_ROPE.format(affine=affine, interleaved=interleaved), 5, rows, 32, 1e-5)
+    assert "norm" in layers and ("rope" not in layers) == folded, layers
 
 
 def test_a_layer_recorded_inside_another_moves_to_the_cpu_itself():

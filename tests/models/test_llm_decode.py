@@ -31,8 +31,8 @@ from vkncnn.tools.randweights import random_weights
 PREFILL, STEPS = 5, 3
 FAST = ("qwen2.5_0.5b", "llama3.2_1b")  # a qwen and a llama-style decoder run by default
 FAST_GPU = ("qwen2.5_0.5b",)  # on lavapipe the llama-style one takes 15 s: -m slow
-# with the caches on the device, qwen3 too: its 8 kv heads come packed in fours (qwen2.5's 2
-# do not), which the folded kv-head repeat must unpack (1.5 s)
+# with the caches on the device, qwen3 too: its q and k pass per-head norms with their RoPEs
+# folded in, and its 8 kv heads a repeat folded into the cache write (1.5 s)
 FAST_DEVICE_CACHE = ("qwen2.5_0.5b", "qwen3_0.6b")
 
 
@@ -134,6 +134,9 @@ STEP_DISPATCHES = {
     "hunyuan_0.5b_instruct": {"Gemm": 12, "SDPA": 2, "RMSNorm": 5},
     # each block's outputs scaled before their residual sums: both fold into the products
     "minicpm4_0.5b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 1},
+    # latent attention: the heads sliced, rotated, tiled and joined by copies that keep them
+    # pack1, as the attention reads them (no packing dispatch before it)
+    "youtu_llm_2b": {"Gemm": 14, "SDPA": 2, "RMSNorm": 1, "Slice": 6, "RotaryEmbed": 4, "Tile": 2, "Concat": 4},
 }
 
 

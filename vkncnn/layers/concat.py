@@ -59,7 +59,7 @@ class Concat(Layer):
         # a non-empty input tells the storage precision (an empty upload may be fp32 in fp16
         # storage: a first, empty KV cache)
         ref = next((b for b in bottoms if b.total()), bottoms[0])
-        top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt),
+        top = gather.new_like_shape(out_shape, gather.copy_elempack(out_shape, opt, bottoms),
                                     ref.scalar_size(), cmd, opt)
         out_strides = gather.c_strides(out_shape)
         offset = 0

@@ -91,7 +91,7 @@ class Slice(Layer):
             if tuple(out_shape) == in_shape:
                 tops.append(gather.view(x, in_shape))
                 continue
-            top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt), x.scalar_size(), cmd, opt)
+            top = gather.new_like_shape(out_shape, gather.copy_elempack(out_shape, opt, [x]), x.scalar_size(), cmd, opt)
             gather.record_strided_copy(cmd, x, top, out_shape, in_strides, gather.c_strides(out_shape),
                                        src_base=lo * in_strides[axis])
             tops.append(top)

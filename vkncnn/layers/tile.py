@@ -83,6 +83,6 @@ class Tile(Layer):
             extents += [r, n]          # output index along this axis = copy * n + i
             src += [0, si]
             dst += [n * so, so]
-        top = gather.new_like_shape(out_shape, gather.output_elempack(out_shape, opt), x.scalar_size(), cmd, opt)
+        top = gather.new_like_shape(out_shape, gather.copy_elempack(out_shape, opt, [x]), x.scalar_size(), cmd, opt)
         gather.record_strided_copy(cmd, x, top, extents, src, dst)
         return [top]

@@ -57,6 +57,16 @@ def output_elempack(shape: tuple, opt) -> int:
     return 4 if getattr(opt, "use_packing_layout", True) and shape[0] % 4 == 0 else 1
 
 
+def copy_elempack(shape: tuple, opt, inputs) -> int:
+    """The elempack of a copying layer's new output (Slice, Tile, Concat): pack1 when every
+    input came pack1, else ncnn's rule (output_elempack). A pack1 flow, such as a decoder's
+    heads on their way to the attention, then stays pack1: packing it here would cost a
+    conversion dispatch where a pack1 reader takes it back."""
+    if inputs and all(b.elempack == 1 for b in inputs):
+        return 1
+    return output_elempack(shape, opt)
+
+
 def fake(shape: tuple) -> np.ndarray:
     """A zero-byte array of `shape`: lets shape-only CPU helpers (expressions, boxes) run on VkMats."""
     return np.broadcast_to(np.float32(0), tuple(int(s) for s in shape))
