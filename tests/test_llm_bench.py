@@ -85,3 +85,46 @@ def test_decode_ab_times_each_setting_and_restores_the_defaults(capsys):
     assert (matrix_product.GEMV_STEPS, sdpa.DECODE_MAX_KEYS) == defaults
     with pytest.raises(SystemExit, match="NAME=INT"):
         decode_ab.parse_setting("GEMV_STEP=4")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["relu", "ip 896x896", "sdpa 14x384x64"])
+def test_dispatch_chain_nets_compute_what_their_layers_do(case):
+    """The chains dispatch_chain times are real nets: on the GPU they give the numpy path's
+    output, and the two lengths differ by the links they add."""
+    import numpy as np
+
+    import vkncnn
+    from vkncnn.tools.dev import dispatch_chain
+
+    if vkncnn.get_gpu_count() == 0:
+        pytest.skip("no Vulkan device")
+    outputs = []
+    for gpu in (False, True):
+        net = dispatch_chain.chain_net(dispatch_chain.CASES[case], 2, fp16=False)
+        net.opt.use_vulkan_compute = gpu
+        with net.create_extractor() as ex:
+            for name, mat in net.feed.items():
+                ex.input(name, mat)
+            outputs.append(ex.extract(net.last_blob)[1].numpy())
+    assert np.isfinite(outputs[0]).all() and np.abs(outputs[0]).max() > 0
+    np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-4, atol=1e-4)
+    links = len(dispatch_chain.CASES[case])
+    assert net.last_blob == f"b{2 * links}"
+
+
+@pytest.mark.gpu
+def test_dispatch_chain_prints_the_cost_of_one_link(capsys):
+    import vkncnn
+    from vkncnn.tools.dev import dispatch_chain
+
+    if vkncnn.get_gpu_count() == 0:
+        pytest.skip("no Vulkan device")
+    assert dispatch_chain.main(["--short", "1", "--long", "3", "--loops", "2", "--warmup-s", "0",
+                                "--cases", "relu", "--set", "DECODE_LOCAL=64"]) == 0
+    out = capsys.readouterr().out
+    assert "settings: DECODE_LOCAL=64" in out
+    # "relu  1:  S ms  3:  L ms  C us a dispatch": C is (L - S) over the 2 links between
+    words = next(line for line in out.splitlines() if line.startswith("relu")).split()
+    short, long, cost = float(words[2]), float(words[5]), float(words[7])
+    assert cost == pytest.approx((long - short) / 2 * 1e3, abs=0.6)

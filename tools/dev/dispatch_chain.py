@@ -60,7 +60,7 @@ def chain_net(links: list[tuple[str, int, int]], repeats: int, fp16: bool) -> vk
             else:
                 layers.append(f"InnerProduct ip{n} 1 1 b{n} b{n + 1} 0={out} 1=0 2={k * out}")
                 if (k, out) not in drawn:
-                    w = rng.standard_normal((out, k), np.float32) / np.sqrt(k)
+                    w = (rng.standard_normal((out, k)) / np.sqrt(k)).astype(np.float32)
                     drawn[k, out] = np.zeros(1, np.uint32).tobytes() + w.tobytes()
                 weights.append(drawn[k, out])
             n += 1
