@@ -1,4 +1,4 @@
-// variants: WRITE=0,1
+// variants: WRITE=0,1 QKNORM=0,1
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 
@@ -28,6 +28,13 @@
 // write and barrier before it). The first split's workgroup of one query head per cache head
 // writes them; every workgroup reads the step's rows from cur_k and cur_v, never from the
 // cache rows being written.
+//
+// QKNORM (with WRITE): q and the step's key row arrive as the products gave them, and each
+// workgroup applies the decoder's per-head RMSNorms (gamma q_gamma / k_gamma, over d) and,
+// with QK_ROPE, the one-token RoPE after them, to its q row and to the new key row in shared
+// memory (k_new): the writer stores k_new in the cache, and the new key is scored from it. The
+// norms' dispatch and barrier before the attention go (Qwen3, Hunyuan). One query row and one
+// new key row only (cur 1).
 
 layout (constant_id = 0) const int has_mask = 0;
 // The shapes, when the host knows them as it makes the pipeline (0: read from the push
@@ -40,6 +47,9 @@ layout (constant_id = 2) const int DV4 = 0;          // dv / 4
 layout (constant_id = 3) const int SCORE_STEPS = 0;  // keys an invocation scores, at most (per chunk)
 layout (constant_id = 4) const int PV_STEPS = 0;     // keys a summing invocation takes, at most (per chunk)
 layout (constant_id = 5) const int SPLITS = 0;       // workgroups per (head, row)
+layout (constant_id = 6) const int QK_ROPE = 0;      // QKNORM: 1 rotates pairs (j, j + d/2)
+layout (constant_id = 7) const float QK_EPS_Q = 0;   // QKNORM: the norms' eps
+layout (constant_id = 8) const float QK_EPS_K = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -60,6 +70,12 @@ layout (binding = 5) coherent buffer work_blob { uint work_data[]; };
 layout (binding = 6) readonly buffer cur_k_blob { sfpvec4 cur_k_data[]; };
 layout (binding = 7) readonly buffer cur_v_blob { sfpvec4 cur_v_data[]; };
 layout (binding = 8) readonly buffer position_blob { int position_data[]; };
+#endif
+#if QKNORM
+layout (binding = 9) readonly buffer q_gamma_blob { sfp q_gamma_data[]; };
+layout (binding = 10) readonly buffer k_gamma_blob { sfp k_gamma_data[]; };
+layout (binding = 11) readonly buffer cos_blob { sfp cos_data[]; };
+layout (binding = 12) readonly buffer sin_blob { sfp sin_data[]; };
 #endif
 
 layout (push_constant) uniform parameter
@@ -91,6 +107,10 @@ shared float partial[256];
 shared vec4 partial4[256];
 shared bool poisoned;
 shared bool merges;
+#if QKNORM
+shared vec4 k_new[MAX_D / 4];
+shared float qk_row[MAX_D];
+#endif
 
 // the workgroup's maximum (op 0) or sum (op 1) of one value per invocation
 float workgroup_reduce(float x, int op)
@@ -109,6 +129,62 @@ float workgroup_reduce(float x, int op)
     barrier();  // partial is reused by the next reduction
     return r;
 }
+
+#if QKNORM
+// q_row (is_q) or k_new = rope(row / rms(row) * gamma): the decoder's per-head norm and RoPE of
+// one row of d4 vec4s in shared memory, by the whole workgroup (rms from the row's squares,
+// then each invocation a pair of elements through qk_row). Shared arrays are named here, not
+// passed: a GLSL array parameter is a private copy.
+void norm_rope_row(bool is_q, int d4, float eps)
+{
+    const int L = int(gl_WorkGroupSize.x);
+    const int tx = int(gl_LocalInvocationID.x);
+    float squares = 0.f;
+    for (int t = tx; t < d4; t += L)
+    {
+        const vec4 v = is_q ? q_row[t] : k_new[t];
+        squares += dot(v, v);
+    }
+    const float inv_rms = 1.f / sqrt(workgroup_reduce(squares, 1) / float(d4 * 4) + eps);
+    const int d = d4 * 4;
+    for (int e = tx; e < d; e += L)
+    {
+        const float g = float(is_q ? buffer_ld1(q_gamma_data, e) : buffer_ld1(k_gamma_data, e));
+        qk_row[e] = (is_q ? q_row[e / 4][e % 4] : k_new[e / 4][e % 4]) * inv_rms * g;
+    }
+    barrier();
+    const int half_d = d / 2;
+    for (int e = tx; e < (QK_ROPE != 0 ? half_d : d); e += L)
+    {
+        const int first = e;
+        int second = -1;
+        float a = qk_row[e], b = 0.f;
+        if (QK_ROPE != 0)
+        {
+            second = e + half_d;
+            const float c = float(buffer_ld1(cos_data, e));
+            const float s = float(buffer_ld1(sin_data, e));
+            const float x0 = qk_row[first];
+            const float x1 = qk_row[second];
+            a = x0 * c - x1 * s;
+            b = x1 * c + x0 * s;
+        }
+        if (is_q)
+        {
+            q_row[first / 4][first % 4] = a;
+            if (second >= 0)
+                q_row[second / 4][second % 4] = b;
+        }
+        else
+        {
+            k_new[first / 4][first % 4] = a;
+            if (second >= 0)
+                k_new[second / 4][second % 4] = b;
+        }
+    }
+    barrier();
+}
+#endif
 
 // where key row j of kv head kh is read: the cache, or (WRITE) this step's rows
 bool is_new(int j, int first_new)
@@ -132,7 +208,14 @@ vec4 v_quad(int kh, int j, int e4, int first_new, int dv4)
 float key_score(int kh, int j, int first_new, int d4)
 {
     vec4 dot4 = vec4(0.f);
-#if WRITE
+#if WRITE && QKNORM
+    if (is_new(j, first_new))
+    {
+        for (int t = 0; t < d4; t++)
+            dot4 += q_row[t] * k_new[t];
+        return dot4.x + dot4.y + dot4.z + dot4.w;
+    }
+#elif WRITE
     if (is_new(j, first_new))
     {
         const int row = ((kh / p.repeat_k) * p.cur + j - first_new) * d4;
@@ -162,8 +245,36 @@ void main()
 
 #if WRITE
     const int first_new = position_data[0];
+#else
+    const int first_new = 0;
+#endif
+
+    for (int t = tx; t < d4; t += L)
+    {
+        q_row[t] = vec4(buffer_ld4(q_data, (head * p.src + i) * d4 + t));
+#if QKNORM && WRITE
+        k_new[t] = vec4(buffer_ld4(cur_k_data, (kh / p.repeat_k) * d4 + t));
+#endif
+    }
+    if (tx == 0)
+        poisoned = false;
+    barrier();
+#if QKNORM
+    // the step's q row and new key row normed and rotated before anything reads them
+    norm_rope_row(true, d4, QK_EPS_Q);
+#if WRITE
+    norm_rope_row(false, d4, QK_EPS_K);
+#endif
+#endif
+
+#if WRITE
     if (i == 0 && split == 0 && head % p.per_group == 0)  // one writer per cache head
     {
+#if QKNORM
+        for (int t = tx; t < d4; t += L)
+            if (first_new < p.dst)
+                buffer_st4(k_data, (kh * p.dst + first_new) * d4 + t, afpvec4(k_new[t]));
+#else
         for (int x = tx; x < p.cur * d4; x += L)
         {
             const int r = x / d4;
@@ -171,6 +282,7 @@ void main()
                 buffer_cp4(k_data, (kh * p.dst + first_new + r) * d4 + x % d4,
                            cur_k_data, ((kh / p.repeat_k) * p.cur + r) * d4 + x % d4);
         }
+#endif
         for (int x = tx; x < p.cur * dv4; x += L)
         {
             const int r = x / dv4;
@@ -179,15 +291,7 @@ void main()
                            cur_v_data, ((kh / p.repeat_v) * p.cur + r) * dv4 + x % dv4);
         }
     }
-#else
-    const int first_new = 0;
 #endif
-
-    for (int t = tx; t < d4; t += L)
-        q_row[t] = vec4(buffer_ld4(q_data, (head * p.src + i) * d4 + t));
-    if (tx == 0)
-        poisoned = false;
-    barrier();
 
     const int lanes = L / dv4;       // invocations summing the same four output columns
     const int e4 = tx % dv4;

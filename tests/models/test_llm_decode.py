@@ -31,8 +31,8 @@ from vkncnn.tools.randweights import random_weights
 PREFILL, STEPS = 5, 3
 FAST = ("qwen2.5_0.5b", "llama3.2_1b")  # a qwen and a llama-style decoder run by default
 FAST_GPU = ("qwen2.5_0.5b",)  # on lavapipe the llama-style one takes 15 s: -m slow
-# with the caches on the device, qwen3 too: its q and k pass per-head norms with their RoPEs
-# folded in, and its 8 kv heads a repeat folded into the cache write (1.5 s)
+# with the caches on the device, qwen3 too: its per-head q and k norms and RoPEs fold into the
+# attention, and its 8 kv heads' repeat into the cache write (1.5 s)
 FAST_DEVICE_CACHE = ("qwen2.5_0.5b", "qwen3_0.6b")
 
 
@@ -127,11 +127,11 @@ STEP_DISPATCHES = {
     # the kv-head Tiles, the residual adds and the multiply fold away (the final norm, read
     # by no product, stays)
     "qwen2.5_0.5b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 1},
-    # q and k normed per head after their products, each norm rotating its rows as it writes
-    # them (its RoPE folded in), pack1 rows for the attention (no packing dispatch)
-    "qwen3_0.6b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 5},
-    # the RoPEs fold into the products, the per-head norms after them one dispatch each
-    "hunyuan_0.5b_instruct": {"Gemm": 12, "SDPA": 2, "RMSNorm": 5},
+    # q and k normed per head after their products, then rotated: the attention normalises
+    # and rotates its q row and the step's key row itself
+    "qwen3_0.6b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 1},
+    # the RoPEs fold into the products, the per-head norms after them into the attention
+    "hunyuan_0.5b_instruct": {"Gemm": 12, "SDPA": 2, "RMSNorm": 1},
     # each block's outputs scaled before their residual sums: both fold into the products
     "minicpm4_0.5b": {"Gemm": 12, "SDPA": 2, "RMSNorm": 1},
     # latent attention: the heads sliced, rotated, tiled and joined by copies that keep them

@@ -7,6 +7,7 @@ Each returns False (or None) to leave the layers to record on their own:
     _record_gated   a gate and an up Gemm and their product in one dispatch
     _fold_repeat    the Tile repeating kv heads, done by a device KV cache's write
     _rope_fold      a one-token RoPE as the epilogue of the product (or norm) before it
+    _fold_qk_norm   the per-head q and k norms (and their RoPE) done by the attention after them
 
 The chains of views and Tiles in between are proven on an index array of the step's shape
 (_evaluate_chain): a fold happens only where those layers move the values as the fused
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..layer import layer_failure
 from .kv_cache import KvCacheMat
+from .ops import data_movement as gather
 from .vulkan.device_limits import KernelUnsupported
 
 # a chain is evaluated on an index array of its input's shape up to this many values (a
@@ -52,7 +54,7 @@ def recording_on_gpu(layer):
 
 class FoldRecording:
     """The record-time folds of ItemRecorder (which provides graph, device, host, owned,
-    skipped, prenormed, repeated, cmd, opt, on_device, store, read_later and
+    skipped, prenormed, repeated, qk_norms, cmd, opt, on_device, store, read_later and
     _wanted_elempack)."""
 
     def _fold_prenorm(self, li: int, norm, readers: tuple) -> bool:
@@ -111,6 +113,51 @@ class FoldRecording:
             return None
         return (2 if rope.interleaved else 1, dim, cos, sin), index.shape
 
+    def _fold_qk_norm(self, plan: tuple) -> bool:
+        """Fold an SDPA's per-head q and k RMSNorms, the views after them and their one-token
+        RoPE into the SDPA, if it takes them for these shapes (SDPA.takes_qk_norm): the chains'
+        last blobs become views of the norms' inputs, the chains record nothing, and the SDPA
+        normalises (and rotates) q and the step's key row itself."""
+        sdpa_li, q_chain, k_chain = plan
+        layers = self.graph.layers
+        sdpa = layers[sdpa_li]
+        past = 4 if sdpa.attn_mask else 3
+        caches = [self.device.get(bi) for bi in sdpa.bottoms[past:past + 2]]
+        sides = []
+        for norm_li, views, rope_li, end in (q_chain, k_chain):
+            norm = layers[norm_li]
+            x = self.device.get(norm.bottoms[0])
+            if x is None or x.elempack != 1 or norm.gamma is None:
+                return False
+            shape = tuple(x.numpy_shape())
+            index = _evaluate_chain(shape, [layers[v] for v in views], self.opt)
+            if index is None or not np.array_equal(index.reshape(-1), np.arange(index.size)):
+                return False
+            sides.append((norm, x, index.shape, rope_li, end))
+        (q_norm, xq, q_shape, q_rope, q_end), (k_norm, xk, k_shape, k_rope, k_end) = sides
+        d = q_shape[-1]
+        if q_norm.affine_size != d or k_norm.affine_size != d or not sdpa.takes_qk_norm(q_shape, k_shape, caches, d):
+            return False
+        rope = None
+        if q_rope is not None:
+            rq, rk = layers[q_rope], layers[k_rope]
+            same_angles = all(_split_source(self.graph, a) == _split_source(self.graph, b)
+                              for a, b in zip(rq.bottoms[1:], rk.bottoms[1:]))
+            if rq.interleaved or rk.interleaved or not same_angles:  # the kernel rotates (j, j + d/2) pairs
+                return False
+            angles = [self.on_device(bi, 1) for bi in rq.bottoms[1:]]
+            if any(tuple(a.numpy_shape()) != (1, d // 2) or a.elempack != 1 for a in angles):
+                return False
+            # views of cos and sin: the skipped RoPEs' reads may release the blobs first
+            rope = (1, *(gather.view(a, (1, d // 2)) for a in angles))
+        self.store(q_end, gather.view(xq, q_shape))
+        self.store(k_end, gather.view(xk, k_shape))
+        self.qk_norms[sdpa_li] = (q_norm, k_norm, rope)
+        for _, views, rope_li, _ in (q_chain, k_chain):
+            self.skipped.update(views + ([rope_li] if rope_li is not None else []))
+        self.skipped.update((q_chain[0], k_chain[0]))
+        return True
+
     def _gemm_input(self, layer):
         """(input VkMat, RMSNorm folded into it or None) of a one-input layer, or None where the
         input is not made yet."""
@@ -141,6 +188,15 @@ class FoldRecording:
         self.store(layers[mul_li].tops[0], tops[0])
         self.skipped.update({gate_li, up_li, mul_li})
         return True
+
+
+def _split_source(graph, bi: int) -> int:
+    """The blob whose copies bi is, through Splits (bi itself when no Split made it)."""
+    while True:
+        li = graph.blobs[bi].producer
+        if li < 0 or graph.layers[li].type != "Split":
+            return bi
+        bi = graph.layers[li].bottoms[0]
 
 
 def _evaluate_chain(shape: tuple, chain: list, opt):

@@ -38,6 +38,14 @@ Into the dispatches after them:
                                     input as it reads it (forward_gpu's `prenorm`), when
                                     every reader takes it as it records (takes_prenorm;
                                     otherwise the norm and its Splits record as usual)
+  RMSNorm [-> views] [-> RoPE]      a decoder's per-head q and k norms (Qwen3, Hunyuan) and
+    -> SDPA q, and the same         a one-token RoPE after them, before an attention whose
+    before its k head repeat        KV cache lives on the device: the attention normalises
+                                    (and rotates) its q row and the step's key row itself
+                                    (forward_gpu's `qk_norm`, when it takes them as the plan
+                                    records: takes_qk_norm; fold_recording._fold_qk_norm; it
+                                    comes before the RoPE-in-norm fold above, which takes
+                                    the norms the attention refuses)
   ExpandDims -> Tile -> Reshape     a decoder's kv heads repeated for grouped-query
     -> SDPA k or v                  attention, before an SDPA whose KV cache lives on the
                                     device: the cache write reads each head `repeat`
@@ -68,6 +76,9 @@ class Fusions:
         self.repeat: dict[int, tuple] = {}    # ExpandDims -> (Tile, Reshape, SDPA, input slot)
         self.rope: dict[int, tuple] = {}      # Gemm -> (the Reshape/Permute views after it, RotaryEmbed)
         self.scaled: dict[int, int] = {}      # Gemm -> the BinaryOp multiplying its output by a constant
+        # the earlier of an SDPA's q and k norms -> (SDPA, its q chain, its k chain), each chain
+        # (RMSNorm, the views after it, RotaryEmbed or None, the chain's last blob)
+        self.qk_norm: dict[int, tuple] = {}
 
     def output_layer(self, li: int) -> int:
         """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
@@ -168,6 +179,15 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
                 if chain is not None and sole_reader(layers[chain[2]]) == li:
                     fusions.repeat[chain[0]] = (chain[1], chain[2], li, slot)
 
+    for expand, (_, _, sdpa_li, slot) in fusions.repeat.items():
+        sdpa = layers[sdpa_li]
+        if slot != 1 or not sdpa.bottoms:
+            continue
+        q_chain = _norm_chain(sdpa.bottoms[0], layers, blobs, position, target, on_gpu)
+        k_chain = _norm_chain(layers[expand].bottoms[0], layers, blobs, position, target, on_gpu)
+        if q_chain is not None and k_chain is not None and (q_chain[2] is None) == (k_chain[2] is None):
+            fusions.qk_norm[min(q_chain[0], k_chain[0], key=position.get)] = (sdpa_li, q_chain, k_chain)
+
     for li in schedule:
         if layers[li].type == "RMSNorm" and on_gpu(layers[li]):
             readers = _prenorm_readers(layers[li], layers, blobs, position, target, on_gpu)
@@ -263,6 +283,28 @@ def _prenorm_readers(norm, layers, blobs, position, target, on_gpu):
             else:
                 return None
     return (gemms, splits) if gemms else None
+
+
+def _norm_chain(bi, layers, blobs, position, target, on_gpu):
+    """(RMSNorm, [Reshape/Permute views after it], RotaryEmbed or None, bi) when blob bi comes
+    from an RMSNorm through such views and at most one RoPE (last), each blob on the way read
+    only by the next layer and none of them the target; else None."""
+    end, views, rope = bi, [], None
+    while len(views) < 4:
+        li = blobs[bi].producer
+        if li not in position or bi == target or len(blobs[bi].consumers) != 1 or not on_gpu(layers[li]):
+            return None
+        layer = layers[li]
+        if layer.type == "RMSNorm" and len(layer.bottoms) == 1:
+            return li, list(reversed(views)), rope, end
+        if layer.type == "RotaryEmbed" and rope is None and not views and len(layer.bottoms) == 3:
+            rope = li
+        elif layer.type in ("Reshape", "Permute") and len(layer.bottoms) == 1:
+            views.append(li)
+        else:
+            return None
+        bi = layer.bottoms[0]
+    return None
 
 
 def _is_constant_scaling(layer) -> bool:

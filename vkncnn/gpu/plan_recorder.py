@@ -99,6 +99,9 @@ class ItemRecorder(FoldRecording):
         # blobs of a head-repeating chain folded into an SDPA's cache write, never made:
         # blob -> (the chain's input blob, the repeat, that input as the SDPA reads it)
         self.repeated: dict[int, tuple] = {}
+        # SDPAs that normalise (and rotate) their q and new keys themselves: SDPA -> (q RMSNorm,
+        # k RMSNorm, (RoPE mode, cos, sin) or None)
+        self.qk_norms: dict[int, tuple] = {}
 
     # -- where a blob is --------------------------------------------------------------------
     def host_slot(self, bi: int) -> HostSlot:
@@ -168,6 +171,8 @@ class ItemRecorder(FoldRecording):
                 pass  # its Gemm readers normalise its input themselves
             elif li in fusions.gated and self._record_gated(fusions.gated[li], fusions):
                 pass  # the gate and up products and their product in one dispatch
+            elif li in fusions.qk_norm and self._fold_qk_norm(fusions.qk_norm[li]):
+                pass  # the attention after it normalises its q and keys itself
             elif li in fusions.repeat and self._fold_repeat(layer, fusions.repeat[li]):
                 pass  # the SDPA's cache write repeats the heads itself
             elif self.netgpu.gpu_layer(layer):
@@ -227,6 +232,8 @@ class ItemRecorder(FoldRecording):
                     bottoms.append(x)
                 else:
                     bottoms.append(self.on_device(bi, self._wanted_elempack(layer, bi)))
+        if li in self.qk_norms:
+            folded_in["qk_norm"] = self.qk_norms[li]
         rope_shape = None
         if li in fusions.rope:
             folded = self._rope_fold(layer, fusions.rope[li], bottoms[0], folded_in.get("prenorm"))
@@ -239,6 +246,9 @@ class ItemRecorder(FoldRecording):
         with recording_on_gpu(layer):
             if not unfold:
                 tops, unfold = self._forward_folded(li, layer, bottoms, fusions, folded_in)
+        rope = folded_in.get("qk_norm", (None, None, None))[2]
+        for angles in rope[1:] if rope is not None else ():
+            angles.release()  # the recorded commands keep their buffers
         if unfold:  # outside this layer's recording: each layer fails or moves on its own
             plain = Fusions()
             for index in fusions.unfolded(li):

@@ -62,6 +62,8 @@ DECODE_CHUNK = 1024  # sdpa_decode.comp's CHUNK: the keys a workgroup scores bef
 # and v and the position. Devices with fewer keep the three steps, or the cache write as a
 # dispatch of its own.
 DECODE_BINDINGS = {0: 6, 1: 9}
+# and with the per-head q and k norms (and their RoPE) folded in (QKNORM=1): gammas, cos, sin
+DECODE_QKNORM_BINDINGS = 13
 
 
 @register_layer("SDPA")
@@ -185,10 +187,23 @@ class SDPA(Layer):
                             [total, past_rows, cur_rows, width], rows.flat_dispatch(total))
         return top
 
-    def forward_gpu(self, bottoms, cmd, opt, repeat_heads=None):
+    def takes_qk_norm(self, q_shape: tuple, k_shape: tuple, caches: list, d: int) -> bool:
+        """Record time: can the per-head RMSNorms of q and of the step's keys (q_shape, k_shape:
+        (heads, 1, d), (kv heads, 1, d), before any head repeat), and a one-token RoPE after
+        them, fold into this attention? One query row and one new key, both caches on the
+        device, the one-dispatch kernel with the cache write (sdpa_decode.comp QKNORM)."""
+        return (self.decode_write is not None and len(caches) == 2
+                and all(isinstance(c, KvCacheMat) for c in caches)
+                and self.vkdev.info.max_per_stage_storage_buffers() >= DECODE_QKNORM_BINDINGS
+                and len(q_shape) == 3 and len(k_shape) == 3 and q_shape[1] == 1 and k_shape[1] == 1
+                and q_shape[2] == k_shape[2] == d and self._one_dispatch(1, caches[0].h, d, d))
+
+    def forward_gpu(self, bottoms, cmd, opt, repeat_heads=None, qk_norm=None):
         """repeat_heads ({1: r, 2: r}, k's and v's): that input holds its heads once, and
         stands for each head repeated r times (a Tile before it folded into the device KV
-        cache's write, the only reader of k and v here)."""
+        cache's write, the only reader of k and v here). qk_norm ((q RMSNorm, k RMSNorm,
+        (mode, cos, sin) or None), takes_qk_norm): q and k are those norms' inputs, which the
+        kernel normalises (and rotates) itself."""
         self._check_inputs(bottoms)
         q, k, v = bottoms[0], bottoms[1], bottoms[2]
         repeat = {1: 1, 2: 1, **(repeat_heads or {})}
@@ -241,11 +256,14 @@ class SDPA(Layer):
         per_group = heads // groups
         one = self._one_dispatch(src, dst, d, dv) and heads
         constants = [src, dst, d, dv, per_group, mask_cstep, scale]
+        if qk_norm is not None and not (one and writes and src == 1 and self.decode_write is not None
+                                         and writes[0][1].numpy_shape()[1] == 1):
+            raise GpuError(f"SDPA {self.name!r}: the q and k norms cannot fold into this attention")
         if one and writes and self.decode_write is not None:
             (cache, cur_k, _, _, repeat_k), (_, cur_v, _, _, repeat_v) = writes
             self._record_decode(cmd, opt, self.decode_write, [q, k, v, mask, out],
                                 constants + [cur_k.numpy_shape()[1], repeat_k, repeat_v],
-                                [cur_k, cur_v, cache.position])
+                                [cur_k, cur_v, cache.position], qk_norm)
             return [out] + tops
         for write in writes:
             self._record_cache_write(cmd, *write)
@@ -269,13 +287,16 @@ class SDPA(Layer):
         scores.release()
         return [out] + tops
 
-    def _decode_pipeline(self, write: int, shapes: list):
+    def _decode_pipeline(self, write: int, shapes: list, qk: list | None = None):
         """sdpa_decode.comp, WRITE or not, for the step's shapes (sdpa_decode.comp's D4 ...
-        SPLITS) or, shapes empty, for any."""
+        SPLITS) or, shapes empty, for any; qk: QK_ROPE, QK_EPS_Q, QK_EPS_K of the QKNORM variant."""
+        if qk is not None:
+            shapes = (shapes or [0] * 5) + qk
         return shader_pipeline(self.vkdev, "sdpa_decode", self.decode_fp16, [1 if self.attn_mask else 0] + shapes,
-                               (self.decode_local, 1, 1), {"WRITE": write})
+                               (self.decode_local, 1, 1), {"WRITE": write, "QKNORM": int(qk is not None)})
 
-    def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list) -> None:
+    def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list,
+                       qk_norm=None) -> None:
         """sdpa_decode.comp with its push constants (src, dst, d, dv, ... as the shader lists
         them; splits and span are added here): the keys of each (head, row) split over
         workgroups (decode_splits), whose partial softmaxes meet in a workspace the host
@@ -286,9 +307,15 @@ class SDPA(Layer):
         splits, span = decode_splits(dst, self.decode_local)
         keys = min(span, DECODE_CHUNK)  # a chunk's: the loops restart for each
         score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // (self.decode_local // (dv // 4)))
+        shapes = []
         if self.decode_unroll and max(score_steps, pv_steps) <= DECODE_UNROLL_MAX_STEPS:
             shapes = [d // 4, dv // 4, score_steps, pv_steps, splits]
             pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes)
+        if qk_norm is not None:  # the norms' gammas, and the RoPE's cos and sin (or stand-ins)
+            q_norm, k_norm, rope = qk_norm
+            mode, cos, sin = rope if rope is not None else (0, q_norm.gamma_gpu, q_norm.gamma_gpu)
+            pipeline = self._decode_pipeline(1, shapes, [mode, float(q_norm.eps), float(k_norm.eps)])
+            write_bindings = write_bindings + [q_norm.gamma_gpu, k_norm.gamma_gpu, cos, sin]
         work = None
         if splits > 1:
             words = heads * src * (1 + splits * (dv + 3))
