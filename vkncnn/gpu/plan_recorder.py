@@ -243,12 +243,14 @@ class ItemRecorder(FoldRecording):
         unfold = scaling is not None and not layer.takes_scale(bottoms)
         if scaling is not None and not unfold:
             folded_in["scale"] = float(layers[scaling].b)
-        with recording_on_gpu(layer):
-            if not unfold:
-                tops, unfold = self._forward_folded(li, layer, bottoms, fusions, folded_in)
-        rope = folded_in.get("qk_norm", (None, None, None))[2]
-        for angles in rope[1:] if rope is not None else ():
-            angles.release()  # the recorded commands keep their buffers
+        try:
+            with recording_on_gpu(layer):
+                if not unfold:
+                    tops, unfold = self._forward_folded(li, layer, bottoms, fusions, folded_in)
+        finally:
+            rope = folded_in.get("qk_norm", (None, None, None))[2]
+            for angles in rope[1:] if rope is not None else ():
+                angles.release()  # the recorded commands keep their buffers
         if unfold:  # outside this layer's recording: each layer fails or moves on its own
             plain = Fusions()
             for index in fusions.unfolded(li):

@@ -196,7 +196,7 @@ class SDPA(Layer):
                 and all(isinstance(c, KvCacheMat) for c in caches)
                 and self.vkdev.info.max_per_stage_storage_buffers() >= DECODE_QKNORM_BINDINGS
                 and len(q_shape) == 3 and len(k_shape) == 3 and q_shape[1] == 1 and k_shape[1] == 1
-                and q_shape[2] == k_shape[2] == d and self._one_dispatch(1, caches[0].h, d, d))
+                and q_shape[2] == k_shape[2] == d and self._one_dispatch(1, caches[0].h, d, caches[1].w))
 
     def forward_gpu(self, bottoms, cmd, opt, repeat_heads=None, qk_norm=None):
         """repeat_heads ({1: r, 2: r}, k's and v's): that input holds its heads once, and
