@@ -101,16 +101,13 @@ def test_dispatch_chain_nets_compute_what_their_layers_do(case):
         pytest.skip("no Vulkan device")
     outputs = []
     for gpu in (False, True):
-        net = dispatch_chain.chain_net(dispatch_chain.CASES[case], 2, fp16=False)
-        net.opt.use_vulkan_compute = gpu
-        with net.create_extractor() as ex:
-            for name, mat in net.feed.items():
-                ex.input(name, mat)
-            outputs.append(ex.extract(net.last_blob)[1].numpy())
+        chain = dispatch_chain.chain_net(dispatch_chain.CASES[case], 2, fp16=False)
+        chain.net.opt.use_vulkan_compute = gpu
+        outputs.append(chain.run())
     assert np.isfinite(outputs[0]).all() and np.abs(outputs[0]).max() > 0
     np.testing.assert_allclose(outputs[1], outputs[0], rtol=1e-4, atol=1e-4)
     links = len(dispatch_chain.CASES[case])
-    assert net.last_blob == f"b{2 * links}"
+    assert chain.output == f"b{2 * links}"
 
 
 @pytest.mark.gpu

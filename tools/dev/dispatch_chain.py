@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,8 +41,22 @@ CASES = {
 SDPA_HEADS = 14
 
 
-def chain_net(links: list[tuple[str, int, int]], repeats: int, fp16: bool) -> vkncnn.Net:
-    """A net of `repeats` copies of `links` in a chain, with seeded weights."""
+class Chain(NamedTuple):
+    """A chain's net, the inputs it is fed and the blob at its end."""
+    net: vkncnn.Net
+    feed: dict[str, vkncnn.Mat]
+    output: str
+
+    def run(self) -> np.ndarray:
+        """One extract of the chain's end."""
+        with self.net.create_extractor() as ex:
+            for name, mat in self.feed.items():
+                ex.input(name, mat)
+            return ex.extract(self.output)[1].numpy()
+
+
+def chain_net(links: list[tuple[str, int, int]], repeats: int, fp16: bool) -> Chain:
+    """A net of `repeats` copies of `links` in a chain, with seeded weights and inputs."""
     rng = np.random.default_rng(0)
     sdpa = any(kind == "SDPA" for kind, _, _ in links)
     first = f"Input in0 0 1 b0 0=64 1=1 2={SDPA_HEADS}" if sdpa else "Input in0 0 1 b0 0=896"
@@ -71,23 +86,19 @@ def chain_net(links: list[tuple[str, int, int]], repeats: int, fp16: bool) -> vk
     net.opt.use_fp16_arithmetic = False
     net.load_param_mem(param)
     net.load_model_mem(b"".join(weights))
-    net.last_blob = f"b{n}"
     rng = np.random.default_rng(1)
     first_shape = (SDPA_HEADS, 1, 64) if sdpa else (896,)
-    net.feed = {"b0": vkncnn.Mat(rng.uniform(-1, 1, first_shape).astype(np.float32))}
+    feed = {"b0": vkncnn.Mat(rng.uniform(-1, 1, first_shape).astype(np.float32))}
     if sdpa:
         for name in ("kk", "vv"):
-            net.feed[name] = vkncnn.Mat(rng.uniform(-1, 1, (SDPA_HEADS, keys, 64)).astype(np.float32))
-    return net
+            feed[name] = vkncnn.Mat(rng.uniform(-1, 1, (SDPA_HEADS, keys, 64)).astype(np.float32))
+    return Chain(net, feed, f"b{n}")
 
 
-def extract_ms(net: vkncnn.Net) -> float:
+def extract_ms(chain: Chain) -> float:
     """Wall time of one extract of the chain's end, ms."""
     start = time.perf_counter()
-    ex = net.create_extractor()
-    for name, mat in net.feed.items():
-        ex.input(name, mat)
-    ex.extract(net.last_blob)
+    chain.run()
     return (time.perf_counter() - start) * 1e3
 
 
@@ -112,17 +123,17 @@ def run(args) -> None:
     print(f"device: {vkncnn.get_gpu_device().info.device_name()}, settings: {args.set}")
     for case in args.cases:
         links = CASES[case]
-        nets = {r: chain_net(links, r, not args.fp32) for r in (args.short, args.long)}
+        chains = {r: chain_net(links, r, not args.fp32) for r in (args.short, args.long)}
         # the GPU idles at a low clock and raises it only after a while of work: extract for
         # --warmup-s first, then alternate the two lengths, so that a clock change lands on both
         t0 = time.perf_counter()
         while time.perf_counter() - t0 < args.warmup_s:
-            for net in nets.values():
-                extract_ms(net)
-        times: dict[int, list[float]] = {r: [] for r in nets}
+            for chain in chains.values():
+                extract_ms(chain)
+        times: dict[int, list[float]] = {r: [] for r in chains}
         for _ in range(args.loops):
-            for r, net in nets.items():
-                times[r].append(extract_ms(net))
+            for r, chain in chains.items():
+                times[r].append(extract_ms(chain))
         short, long = (statistics.median(times[r]) for r in (args.short, args.long))
         link_us = (long - short) / (args.long - args.short) * 1e3
         per_dispatch = link_us / len(links)

@@ -102,16 +102,14 @@ class FoldRecording:
         shape = layer.rope_source_shape(x)
         if shape is None or any(bi not in self.device and bi not in self.host for bi in rope.bottoms[1:]):
             return None
-        n = int(np.prod(shape))
-        index = _evaluate_chain(shape, [layers[v] for v in views], self.opt)
-        layout_kept = index is not None and np.array_equal(index.reshape(-1), np.arange(n))
-        if not layout_kept or index.ndim != 3 or index.shape[1] != 1:
+        seen = _layout_kept_shape(shape, [layers[v] for v in views], self.opt)
+        if seen is None or len(seen) != 3 or seen[1] != 1:
             return None
-        dim = index.shape[-1]
+        dim = seen[-1]
         cos, sin = (self.on_device(bi, 1) for bi in rope.bottoms[1:])
         if not layer.takes_rope(x, dim, cos, sin, prenorm):
             return None
-        return (2 if rope.interleaved else 1, dim, cos, sin), index.shape
+        return (2 if rope.interleaved else 1, dim, cos, sin), seen
 
     def _fold_qk_norm(self, plan: tuple) -> bool:
         """Fold an SDPA's per-head q and k RMSNorms, the views after them and their one-token
@@ -129,11 +127,10 @@ class FoldRecording:
             x = self.device.get(norm.bottoms[0])
             if x is None or x.elempack != 1 or norm.gamma is None:
                 return False
-            shape = tuple(x.numpy_shape())
-            index = _evaluate_chain(shape, [layers[v] for v in views], self.opt)
-            if index is None or not np.array_equal(index.reshape(-1), np.arange(index.size)):
+            seen = _layout_kept_shape(tuple(x.numpy_shape()), [layers[v] for v in views], self.opt)
+            if seen is None:
                 return False
-            sides.append((norm, x, index.shape, rope_li, end))
+            sides.append((norm, x, seen, rope_li, end))
         (q_norm, xq, q_shape, q_rope, q_end), (k_norm, xk, k_shape, k_rope, k_end) = sides
         d = q_shape[-1]
         if q_norm.affine_size != d or k_norm.affine_size != d or not sdpa.takes_qk_norm(q_shape, k_shape, caches, d):
@@ -212,6 +209,15 @@ def _evaluate_chain(shape: tuple, chain: list, opt):
     except Exception:  # the chain does not take this shape: nothing to fold
         return None
     return out
+
+
+def _layout_kept_shape(shape: tuple, views: list, opt):
+    """The shape the views of `views` give a blob of `shape`, if they keep its values in
+    memory order (a view, not a move); else None."""
+    index = _evaluate_chain(shape, views, opt)
+    if index is None or not np.array_equal(index.reshape(-1), np.arange(index.size)):
+        return None
+    return index.shape
 
 
 def _repeat_of(shape: tuple, chain: list, opt) -> int | None:

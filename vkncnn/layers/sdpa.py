@@ -307,15 +307,16 @@ class SDPA(Layer):
         splits, span = decode_splits(dst, self.decode_local)
         keys = min(span, DECODE_CHUNK)  # a chunk's: the loops restart for each
         score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // (self.decode_local // (dv // 4)))
-        shapes = []
+        shapes, qk = [], None
         if self.decode_unroll and max(score_steps, pv_steps) <= DECODE_UNROLL_MAX_STEPS:
             shapes = [d // 4, dv // 4, score_steps, pv_steps, splits]
-            pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes)
         if qk_norm is not None:  # the norms' gammas, and the RoPE's cos and sin (or stand-ins)
             q_norm, k_norm, rope = qk_norm
             mode, cos, sin = rope if rope is not None else (0, q_norm.gamma_gpu, q_norm.gamma_gpu)
-            pipeline = self._decode_pipeline(1, shapes, [mode, float(q_norm.eps), float(k_norm.eps)])
+            qk = [mode, float(q_norm.eps), float(k_norm.eps)]
             write_bindings = write_bindings + [q_norm.gamma_gpu, k_norm.gamma_gpu, cos, sin]
+        if shapes or qk is not None:
+            pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes, qk)
         work = None
         if splits > 1:
             words = heads * src * (1 + splits * (dv + 3))
