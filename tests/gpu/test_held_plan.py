@@ -90,3 +90,15 @@ def test_the_inputs_given_are_not_modified():
     for _ in range(2):
         _run(held, net, x)
     np.testing.assert_array_equal(x, before)
+
+
+def test_each_run_returns_an_array_of_its_own():
+    """A replay downloads into a new array, so what an earlier run returned keeps its values
+    (the Decoder hands these arrays to the caller without copying them)."""
+    net = _net()
+    held = HeldPlan(net, net.find_blob_index_by_name("y"))
+    first = held.run(None, {net.find_blob_index_by_name("x"): np.ones(8, np.float32)}, {})
+    second = held.run(None, {net.find_blob_index_by_name("x"): np.full(8, 2.0, np.float32)}, {})
+    assert net.gpu.plans_replayed == 1
+    assert first.tolist() == [8.0] * 4 and second.tolist() == [16.0] * 4
+    assert held.output() is second

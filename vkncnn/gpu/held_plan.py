@@ -38,7 +38,7 @@ class HeldPlan:
         self._recorded_for = None  # (owner key, host inputs, GPU state, weights, profile, options)
 
     def run(self, key, host: dict[int, np.ndarray], device: dict[int, object]) -> np.ndarray:
-        """The target's values (the plan's download buffer: the next run refills it).
+        """The target's values (a new array each run: the download's read-back makes it).
 
         key: whatever identifies the device inputs' buffers and the shapes to the owner;
         host: {blob index: float32 array}; device: {blob index: VkMat on the net's device}."""
@@ -66,7 +66,7 @@ class HeldPlan:
         return self._plan is not None and self._recorded_for == self._situation(key, host)
 
     def output(self) -> np.ndarray:
-        """The target's values of the last run (the plan's download buffer)."""
+        """The target's values of the last run (the array its download made)."""
         return self._plan.downloads[0].array
 
     def blob(self, index: int):

@@ -114,7 +114,7 @@ class Decoder:
         key, host = self._begin(embeddings, mask, cos, sin)
         out = self._plan.run(key, host, self._device_inputs)
         self.length += key[0]
-        return np.array(out, np.float32, order="C")  # the plan's download buffer is refilled next step
+        return np.ascontiguousarray(out, np.float32)  # each replay downloads into a new array: no copy
 
     def step_head(self, embeddings: np.ndarray, mask: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
         """step(), then the head (Decoder(head=...)) on the last token's hidden state: returns the
@@ -129,13 +129,13 @@ class Decoder:
         new = key[0]
         if new == 1 and replay_if_ready([(self._plan, key, host), (self._head_plan, self._plan.serial, {})]):
             self.length += new
-            return np.array(self._head_plan.output(), np.float32, order="C")
+            return np.ascontiguousarray(self._head_plan.output(), np.float32)
         hidden = self._plan.run(key, host, self._device_inputs)
         self.length += new
         on_device = self._plan.blob(self._output)  # None where out0 comes from a layer on the CPU
         if new == 1 and on_device is not None:  # the head reads the hidden state where the decoder left it
-            return np.array(self._head_plan.run(self._plan.serial, {}, {self._head_input: on_device}),
-                            np.float32, order="C")
+            return np.ascontiguousarray(self._head_plan.run(self._plan.serial, {}, {self._head_input: on_device}),
+                                        np.float32)
         with self.head.create_extractor() as ex:  # a prefill (once a sequence): its last row, uploaded
             ex.input(HEAD_INPUT, Mat(np.array(hidden[-1:], np.float32)))
             return ex.extract(HEAD_OUTPUT)[1].numpy()
