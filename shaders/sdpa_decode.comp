@@ -109,7 +109,11 @@ shared bool poisoned;
 shared bool merges;
 #if QKNORM
 shared vec4 k_new[MAX_D / 4];
-shared float qk_row[MAX_D];
+// the norms' gammas and the RoPE's angles, loaded with the rows: one wait on memory for all
+shared float q_gamma[MAX_D];
+shared float k_gamma[MAX_D];
+shared float rope_cos[MAX_D / 2];
+shared float rope_sin[MAX_D / 2];
 #endif
 
 // the workgroup's maximum (op 0) or sum (op 1) of one value per invocation
@@ -131,56 +135,69 @@ float workgroup_reduce(float x, int op)
 }
 
 #if QKNORM
-// q_row (is_q) or k_new = rope(row / rms(row) * gamma): the decoder's per-head norm and RoPE of
-// one row of d4 vec4s in shared memory, by the whole workgroup (rms from the row's squares,
-// then each invocation a pair of elements through qk_row). Shared arrays are named here, not
-// passed: a GLSL array parameter is a private copy.
-void norm_rope_row(bool is_q, int d4, float eps)
+// both sums of one value pair per invocation over the workgroup (partial4's first two lanes)
+vec2 workgroup_sum2(vec2 x)
 {
     const int L = int(gl_WorkGroupSize.x);
     const int tx = int(gl_LocalInvocationID.x);
-    float squares = 0.f;
+    partial4[tx].xy = x;
+    barrier();
+    for (int s = L / 2; s > 0; s /= 2)
+    {
+        if (tx < s)
+            partial4[tx].xy += partial4[tx + s].xy;
+        barrier();
+    }
+    const vec2 r = partial4[0].xy;
+    barrier();  // partial4 is reused by the P x V sums
+    return r;
+}
+
+// q_row = rope(q / rms(q) * q_gamma) and (WRITE) k_new = rope(k / rms(k) * k_gamma): the
+// decoder's per-head norms and RoPE of the step's q row and new key row in shared memory,
+// both at once (one reduction), by the whole workgroup. Each invocation owns a pair of
+// elements (j, j + d/2) with the RoPE, one element without: it reads and writes only its own,
+// in place. Shared arrays are named here, not passed: a GLSL array parameter is a private copy.
+void norm_rope_rows(int d4)
+{
+    const int L = int(gl_WorkGroupSize.x);
+    const int tx = int(gl_LocalInvocationID.x);
+    vec2 squares = vec2(0.f);
     for (int t = tx; t < d4; t += L)
     {
-        const vec4 v = is_q ? q_row[t] : k_new[t];
-        squares += dot(v, v);
+        squares.x += dot(q_row[t], q_row[t]);
+#if WRITE
+        squares.y += dot(k_new[t], k_new[t]);
+#endif
     }
-    const float inv_rms = 1.f / sqrt(workgroup_reduce(squares, 1) / float(d4 * 4) + eps);
     const int d = d4 * 4;
-    for (int e = tx; e < d; e += L)
-    {
-        const float g = float(is_q ? buffer_ld1(q_gamma_data, e) : buffer_ld1(k_gamma_data, e));
-        qk_row[e] = (is_q ? q_row[e / 4][e % 4] : k_new[e / 4][e % 4]) * inv_rms * g;
-    }
-    barrier();
+    const vec2 inv_rms = 1.f / sqrt(workgroup_sum2(squares) / float(d) + vec2(QK_EPS_Q, QK_EPS_K));
     const int half_d = d / 2;
     for (int e = tx; e < (QK_ROPE != 0 ? half_d : d); e += L)
     {
-        const int first = e;
-        int second = -1;
-        float a = qk_row[e], b = 0.f;
-        if (QK_ROPE != 0)
+        const float q0 = q_row[e / 4][e % 4] * inv_rms.x * q_gamma[e];
+#if WRITE
+        const float k0 = k_new[e / 4][e % 4] * inv_rms.y * k_gamma[e];
+#endif
+        if (QK_ROPE == 0)
         {
-            second = e + half_d;
-            const float c = float(buffer_ld1(cos_data, e));
-            const float s = float(buffer_ld1(sin_data, e));
-            const float x0 = qk_row[first];
-            const float x1 = qk_row[second];
-            a = x0 * c - x1 * s;
-            b = x1 * c + x0 * s;
+            q_row[e / 4][e % 4] = q0;
+#if WRITE
+            k_new[e / 4][e % 4] = k0;
+#endif
+            continue;
         }
-        if (is_q)
-        {
-            q_row[first / 4][first % 4] = a;
-            if (second >= 0)
-                q_row[second / 4][second % 4] = b;
-        }
-        else
-        {
-            k_new[first / 4][first % 4] = a;
-            if (second >= 0)
-                k_new[second / 4][second % 4] = b;
-        }
+        const int e2 = e + half_d;
+        const float c = rope_cos[e];
+        const float s = rope_sin[e];
+        const float q1 = q_row[e2 / 4][e2 % 4] * inv_rms.x * q_gamma[e2];
+        q_row[e / 4][e % 4] = q0 * c - q1 * s;
+        q_row[e2 / 4][e2 % 4] = q1 * c + q0 * s;
+#if WRITE
+        const float k1 = k_new[e2 / 4][e2 % 4] * inv_rms.y * k_gamma[e2];
+        k_new[e / 4][e % 4] = k0 * c - k1 * s;
+        k_new[e2 / 4][e2 % 4] = k1 * c + k0 * s;
+#endif
     }
     barrier();
 }
@@ -256,15 +273,26 @@ void main()
         k_new[t] = vec4(buffer_ld4(cur_k_data, (kh / p.repeat_k) * d4 + t));
 #endif
     }
+#if QKNORM
+    for (int e = tx; e < d4 * 4; e += L)
+    {
+        q_gamma[e] = float(buffer_ld1(q_gamma_data, e));
+#if WRITE
+        k_gamma[e] = float(buffer_ld1(k_gamma_data, e));
+#endif
+        if (QK_ROPE != 0 && e < d4 * 2)
+        {
+            rope_cos[e] = float(buffer_ld1(cos_data, e));
+            rope_sin[e] = float(buffer_ld1(sin_data, e));
+        }
+    }
+#endif
     if (tx == 0)
         poisoned = false;
     barrier();
 #if QKNORM
     // the step's q row and new key row normed and rotated before anything reads them
-    norm_rope_row(true, d4, QK_EPS_Q);
-#if WRITE
-    norm_rope_row(false, d4, QK_EPS_K);
-#endif
+    norm_rope_rows(d4);
 #endif
 
 #if WRITE
