@@ -1,6 +1,7 @@
 """vkncnn bench --llm: a tiny run (one block, a 1000-logit proj_out, a few tokens) against real ncnn."""
 
 import json
+from types import SimpleNamespace
 
 import pytest
 
@@ -25,6 +26,7 @@ def _run(tmp_path, capsys, device: list[str]) -> dict:
             assert 0 < ms < 60_000
             assert r[f"{who}_{case}_tokens_per_s"] == pytest.approx(tokens * 1e3 / ms)
         assert r[f"{who}_decode_x_floor"] == pytest.approx(r[f"{who}_decode_median_ms"] / r["decode_floor_ms"])
+    assert r["floor_gbs"] == 100 and "floor at 100 GB/s (given)" in table
     for case in ("prefill", "decode"):
         assert r[f"{case}_ratio"] == pytest.approx(r[f"vkncnn_{case}_tokens_per_s"] / r[f"ncnn_{case}_tokens_per_s"])
     # one block of qwen2.5 (896 wide, 4864 MLP, 128-wide k/v) plus its norms, and 1000 x 896 logits, in fp32
@@ -54,6 +56,20 @@ def test_llm_bench_gpu_against_ncnn(tmp_path, capsys):
     assert r["vkncnn_kv_cache"] == "device"
     assert r["mat_cache_decode_gain"] == pytest.approx(r["vkncnn_decode_tokens_per_s"]
                                                        / r["vkncnn_mats_decode_tokens_per_s"])
+
+
+@pytest.mark.parametrize("name,gbs", [("NVIDIA H100 80GB HBM3", 3350), ("NVIDIA H100 PCIe", 2000),
+                                      ("NVIDIA H200", 4800), ("llvmpipe (LLVM 15.0.6, 256 bits)", 4800)])
+def test_the_floor_is_the_gpus_bandwidth_where_known(monkeypatch, name, gbs):
+    import vkncnn
+    from vkncnn.tools.llm_bench import floor_bandwidth
+
+    monkeypatch.setattr(vkncnn, "get_gpu_info", lambda index: SimpleNamespace(device_name=lambda: name))
+    got, source = floor_bandwidth(SimpleNamespace(bandwidth_gbs=None, gpu=True, device=0))
+    assert got == gbs
+    assert (name in source) == (gbs != 4800 or "H200" in name)
+    assert floor_bandwidth(SimpleNamespace(bandwidth_gbs=20.0, gpu=True, device=0)) == (20.0, "given")
+    assert floor_bandwidth(SimpleNamespace(bandwidth_gbs=None, gpu=False, device=0))[0] == 4800
 
 
 def test_llm_bench_rejects_unknown_decoder(capsys):

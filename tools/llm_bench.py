@@ -14,7 +14,8 @@ row in place after the --past cached ones), and go in and out as vkncnn Mats wit
 --compare-mat-cache also times ours with the caches as Mats on the GPU. The runtimes are
 interleaved as in `vkncnn bench` (tools/interleave.py). The decode step time is also given as a multiple
 of its weight-read floor: the bytes of weights one step reads (decoder and proj_out, at the
-storage precision) over `--bandwidth-gbs`. `--blocks` and `--vocab` cut the models down
+storage precision) over the device's memory bandwidth (`--bandwidth-gbs`, else the data sheet's
+for a known GPU, else an H200's). `--blocks` and `--vocab` cut the models down
 (tools/llm_truncate.py) for quick runs.
 """
 
@@ -48,9 +49,33 @@ def add_llm_arguments(ap: argparse.ArgumentParser) -> None:
     g.add_argument("--compare-mat-cache", action="store_true",
                    help="with --gpu: also time our decoder with its KV caches passed as Mats in and out (the "
                         "pyncnn way) instead of kept on the device, interleaved")
-    g.add_argument("--bandwidth-gbs", type=float, default=4800.0,
+    g.add_argument("--bandwidth-gbs", type=float,
                    help="the device's memory bandwidth in GB/s, for the decode step's weight-read floor "
-                        "(default 4800, an H200's HBM; give your RAM's figure with --cpu)")
+                        f"(default: the data sheet's for the GPUs in KNOWN_BANDWIDTH_GBS, else {ASSUMED_GBS:g}, "
+                        "an H200's HBM; give your RAM's figure with --cpu)")
+
+
+# memory bandwidth in GB/s (the vendors' data sheets) of GPUs by a part of their device name,
+# the more specific first
+KNOWN_BANDWIDTH_GBS = (("H200", 4800), ("H100 NVL", 3900), ("H100 PCIe", 2000), ("H100", 3350),
+                       ("A100-SXM4-80GB", 2039), ("A100 80GB PCIe", 1935), ("A100", 1555),
+                       ("RTX 4090", 1008), ("RTX 3090", 936))
+ASSUMED_GBS = 4800.0  # where neither the device nor --bandwidth-gbs says
+
+
+def floor_bandwidth(args) -> tuple[float, str]:
+    """(GB/s of the weight-read floor, where the figure comes from): --bandwidth-gbs, else the
+    GPU's data-sheet figure, else ASSUMED_GBS."""
+    if args.bandwidth_gbs is not None:
+        return args.bandwidth_gbs, "given"
+    if args.gpu:
+        import vkncnn  # lazy: only --gpu asks the device
+
+        name = vkncnn.get_gpu_info(args.device).device_name()
+        for part, gbs in KNOWN_BANDWIDTH_GBS:
+            if part in name:
+                return float(gbs), f"{name}'s"
+    return ASSUMED_GBS, "assumed, an H200's: --bandwidth-gbs gives your device's"
 
 
 def _positive(text: str) -> int:
@@ -94,7 +119,7 @@ def model_files(name: str, args, tmp: str) -> tuple[str, bytes, str, bytes]:
 def _weight_floor_ms(weight_bytes: int, args) -> float:
     """Milliseconds to read every weight once at --bandwidth-gbs: the decode step's floor."""
     per_weight = 2 if args.fp16 and args.gpu else 4  # the files hold fp32; fp16 storage halves it on the GPU
-    return weight_bytes / 4 * per_weight / (args.bandwidth_gbs * 1e9) * 1e3
+    return weight_bytes / 4 * per_weight / (floor_bandwidth(args)[0] * 1e9) * 1e3
 
 
 def bench_llm(name: str, args) -> dict:
@@ -132,7 +157,7 @@ def bench_llm(name: str, args) -> dict:
                 result[f"{who}_{label}_tokens_per_s"] = tokens * 1e3 / statistics.median(ts)
         result["weight_bytes_fp32"] = weight_bytes
         floor = _weight_floor_ms(weight_bytes, args)
-        result["decode_floor_ms"] = floor
+        result["decode_floor_ms"], result["floor_gbs"] = floor, floor_bandwidth(args)[0]
         for r in runners:
             result[f"{r.name}_decode_x_floor"] = result[f"{r.name}_decode_median_ms"] / floor
         if _mat_cache_too(args):
@@ -167,6 +192,7 @@ def run(args) -> int:
     if args.model:
         raise CommandError("--llm times the benchmark decoders: choose them with --models, not MODEL")
     names = llm_models(args)
+    args.bandwidth_gbs, source = floor_bandwidth(args)
     if args.block is None:
         args.block = 10 if args.gpu else 5
     if args.settle_ms is None:
@@ -177,7 +203,7 @@ def run(args) -> int:
           f"threads: {args.threads}  "
           f"prefill {args.prefill} tokens, decode after {args.past}"
           + (f", first {args.blocks} blocks" if args.blocks else "")
-          + f"  floor at {args.bandwidth_gbs:g} GB/s")
+          + f"  floor at {args.bandwidth_gbs:g} GB/s ({source})")
     cmp = args.compare_ncnn
     head = f"{'model':<24}{'prefill tok/s':>14}" + (f"{'ncnn':>9}{'ratio':>7}" if cmp else "")
     mats = _mat_cache_too(args)
