@@ -34,9 +34,11 @@ from vkncnn.tools.llm_steps import VkncnnDecoder, decode_case
 # the constants a setting may change, and the module that holds each
 TUNABLES = {
     "GEMV_STEPS": matrix_product,
+    "GEMV_WORKGROUP": matrix_product,
     "DECODE_LOCAL": sdpa,
     "DECODE_MAX_KEYS": sdpa,
     "DECODE_MAX_SPLITS": sdpa,
+    "DECODE_LANE_KEYS": sdpa,
     "DECODE_UNROLL": sdpa,
     "HEAD_ON_DEVICE": llm_steps,
 }

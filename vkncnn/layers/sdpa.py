@@ -47,9 +47,12 @@ DECODE_MAX_KEYS = 16384
 DECODE_MAX_D = 256  # sdpa_decode.comp's MAX_D: the q row it keeps in shared memory
 # sdpa_decode.comp's workgroup, and the most workgroups that split one (head, row)'s keys:
 # a decode step has few heads, and one workgroup each left most of a GPU idle
-# (docs/perf-notes.md). A split holds at least DECODE_LOCAL keys, one per invocation.
+# (docs/perf-notes.md). A split holds at least DECODE_LANE_KEYS keys for each of its
+# summing lanes (local / (dv / 4) invocations share four value columns): the value rows one
+# invocation waits for. Fewer splits of more keys left each lane a longer chain of loads.
 DECODE_LOCAL = 128
 DECODE_MAX_SPLITS = 64
+DECODE_LANE_KEYS = 8
 # 1: sdpa_decode.comp's pipeline knows the step's shapes (specialization constants), so its
 # loops over a key's row and a lane's value rows unroll and their loads are all in flight at
 # once; 0: one pipeline for every shape, loops of a runtime length (docs/perf-notes.md).
@@ -304,7 +307,7 @@ class SDPA(Layer):
         pipeline made for these shapes (a cache's capacity changes them only when it grows)."""
         src, dst, d, dv = constants[:4]
         heads = bindings[0].numpy_shape()[0]
-        splits, span = decode_splits(dst, self.decode_local)
+        splits, span = decode_splits(dst, DECODE_LANE_KEYS * max(1, self.decode_local // (dv // 4)))
         keys = min(span, DECODE_CHUNK)  # a chunk's: the loops restart for each
         score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // (self.decode_local // (dv // 4)))
         shapes, qk = [], None
@@ -344,10 +347,10 @@ class SDPA(Layer):
                             (self.softmax_group.local_size_x, rows_y, -(-n_rows // rows_y)))
 
 
-def decode_splits(keys: int, local: int) -> tuple[int, int]:
+def decode_splits(keys: int, fewest: int) -> tuple[int, int]:
     """(splits, span): sdpa_decode.comp's workgroups per (head, row) and the keys of each, at
-    least `local` keys a split and at most DECODE_MAX_SPLITS splits, none of them empty."""
-    splits = max(1, min(DECODE_MAX_SPLITS, keys // local))
+    least `fewest` keys a split and at most DECODE_MAX_SPLITS splits, none of them empty."""
+    splits = max(1, min(DECODE_MAX_SPLITS, keys // fewest))
     span = -(-keys // splits)
     return -(-keys // span), span
 

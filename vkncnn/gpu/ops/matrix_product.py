@@ -176,13 +176,15 @@ def gemv_folds_fit(vkdev, bindings: int = GEMV_FOLD_BINDINGS) -> bool:
 # steps. More steps an invocation (fewer invocations a row, more rows a workgroup) ran the
 # products faster on the H100, 2 to 16 (docs/perf-notes.md).
 GEMV_STEPS = 16
+# invocations of its workgroup (at most 256: the shader's shared arrays)
+GEMV_WORKGROUP = 256
 
 
 def gemv_workgroup(vkdev, k: int, paired: bool = False) -> tuple[int, int]:
     """(invocations per row, rows) of innerproduct_gemv.comp's workgroup for rows of k
     scalars: 32 to all the workgroup's invocations per row, so that each makes at most
     GEMV_STEPS vec4 loads where it can; paired (a folded RoPE): an even number of rows."""
-    total = workgroup_cap(vkdev)
+    total = workgroup_cap(vkdev, GEMV_WORKGROUP)
     widest = total // 2 if paired else total
     lx = max(min(32, widest), min(widest, pow2_ceil(-(-k // (4 * GEMV_STEPS)))))
     return lx, max(1, total // lx)
