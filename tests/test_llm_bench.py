@@ -104,7 +104,7 @@ def test_decode_ab_times_each_setting_and_restores_the_defaults(capsys):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("case", ["relu", "ip 896x896", "sdpa 14x384x64"])
+@pytest.mark.parametrize("case", ["relu", "relu,sigmoid", "ip 896x896", "sdpa 14x384x64"])
 def test_dispatch_chain_nets_compute_what_their_layers_do(case):
     """The chains dispatch_chain times are real nets: on the GPU they give the numpy path's
     output, and the two lengths differ by the links they add."""

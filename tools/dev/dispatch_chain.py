@@ -8,6 +8,8 @@ of their lengths, is the time of one more link, free of the extract's fixed cost
 the download, the submit and the fence wait). The cases:
 
   relu            ReLU over 896 values: a barrier and a launch, next to no work
+  relu,sigmoid    ReLU and Sigmoid in turn: the same, with another pipeline bound each link
+                  (as every level of a decoder binds), against `relu`'s one pipeline
   ip 896x896      InnerProduct, fp16 weights of 1.6 MB (a decoder's o product)
   ip 896x4864,... two InnerProducts a link, 896 -> 4864 -> 896 (an MLP's up and down)
   sdpa 14x384x64  SDPA of one query row over 384 keys, 14 heads of 64 (a decode step's
@@ -33,6 +35,7 @@ from vkncnn.tools.dev.decode_ab import Applied, parse_setting
 
 CASES = {
     "relu": [("ReLU", 896, 896)],
+    "relu,sigmoid": [("ReLU", 896, 896), ("Sigmoid", 896, 896)],
     "ip 896x896": [("InnerProduct", 896, 896)],
     "ip 896x4864,4864x896": [("InnerProduct", 896, 4864), ("InnerProduct", 4864, 896)],
     "ip 896x128,128x896": [("InnerProduct", 896, 128), ("InnerProduct", 128, 896)],
@@ -68,8 +71,8 @@ def chain_net(links: list[tuple[str, int, int]], repeats: int, fp16: bool) -> Ch
     n = 0
     for _ in range(repeats):
         for kind, k, out in links:
-            if kind == "ReLU":
-                layers.append(f"ReLU r{n} 1 1 b{n} b{n + 1}")
+            if kind in ("ReLU", "Sigmoid"):
+                layers.append(f"{kind} a{n} 1 1 b{n} b{n + 1}")
             elif kind == "SDPA":
                 layers.append(f"SDPA s{n} 3 1 b{n} kk vv b{n + 1} 6=0.125")
             else:
