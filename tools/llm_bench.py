@@ -116,10 +116,10 @@ def model_files(name: str, args, tmp: str) -> tuple[str, bytes, str, bytes]:
     return decoder, random_weights(decoder, seed=0), proj, random_weights(proj, seed=1)
 
 
-def _weight_floor_ms(weight_bytes: int, args) -> float:
-    """Milliseconds to read every weight once at --bandwidth-gbs: the decode step's floor."""
+def _weight_floor_ms(weight_bytes: int, args, gbs: float) -> float:
+    """Milliseconds to read every weight once at `gbs` GB/s: the decode step's floor."""
     per_weight = 2 if args.fp16 and args.gpu else 4  # the files hold fp32; fp16 storage halves it on the GPU
-    return weight_bytes / 4 * per_weight / (floor_bandwidth(args)[0] * 1e9) * 1e3
+    return weight_bytes / 4 * per_weight / (gbs * 1e9) * 1e3
 
 
 def bench_llm(name: str, args) -> dict:
@@ -156,8 +156,9 @@ def bench_llm(name: str, args) -> dict:
                 result[f"{who}_{label}_median_ms"] = statistics.median(ts)
                 result[f"{who}_{label}_tokens_per_s"] = tokens * 1e3 / statistics.median(ts)
         result["weight_bytes_fp32"] = weight_bytes
-        floor = _weight_floor_ms(weight_bytes, args)
-        result["decode_floor_ms"], result["floor_gbs"] = floor, floor_bandwidth(args)[0]
+        gbs = floor_bandwidth(args)[0]
+        floor = _weight_floor_ms(weight_bytes, args, gbs)
+        result["decode_floor_ms"], result["floor_gbs"] = floor, gbs
         for r in runners:
             result[f"{r.name}_decode_x_floor"] = result[f"{r.name}_decode_median_ms"] / floor
         if _mat_cache_too(args):

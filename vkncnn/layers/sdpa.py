@@ -307,9 +307,10 @@ class SDPA(Layer):
         pipeline made for these shapes (a cache's capacity changes them only when it grows)."""
         src, dst, d, dv = constants[:4]
         heads = bindings[0].numpy_shape()[0]
-        splits, span = decode_splits(dst, DECODE_LANE_KEYS * max(1, self.decode_local // (dv // 4)))
+        lanes = max(1, self.decode_local // (dv // 4))  # invocations summing the same four value columns
+        splits, span = decode_splits(dst, DECODE_LANE_KEYS * lanes)
         keys = min(span, DECODE_CHUNK)  # a chunk's: the loops restart for each
-        score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // (self.decode_local // (dv // 4)))
+        score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // lanes)
         shapes, qk = [], None
         if self.decode_unroll and max(score_steps, pv_steps) <= DECODE_UNROLL_MAX_STEPS:
             shapes = [d // 4, dv // 4, score_steps, pv_steps, splits]
