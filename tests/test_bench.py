@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
 
 from vkncnn.tools import bench
+from vkncnn.tools.interleave import warm_up
 
 
 class FakeRunner:
@@ -31,6 +33,17 @@ def test_loop_by_loop():
     log: list = []
     bench.time_interleaved([FakeRunner("a", log), FakeRunner("b", log)], np.zeros(1), 3, 1, 0.0)
     assert log == list("ababab")
+
+
+def test_warm_up_runs_the_rounds_then_until_the_time_is_up():
+    log: list = []
+    runners = [FakeRunner("a", log), FakeRunner("b", log)]
+    assert warm_up(runners, np.zeros(1), loops=2, seconds=0.0) == 2
+    assert log == list("abab")
+    log.clear()
+    start = time.perf_counter()
+    rounds = warm_up(runners, np.zeros(1), loops=1, seconds=0.05)
+    assert time.perf_counter() - start >= 0.05 and rounds > 1 and log == list("ab") * rounds
 
 
 def test_cpu_run_against_ncnn_writes_json(tmp_path, capsys):

@@ -32,7 +32,7 @@ import numpy as np
 
 from .benchmark_models import INPUT_SHAPES
 from .cmd_common import CommandError, parse_shape
-from .interleave import time_interleaved
+from .interleave import time_interleaved, warm_up
 from .llm_bench import add_llm_arguments
 from .llm_bench import run as run_llm
 from .model_source import ModelSource, resolve_model
@@ -207,12 +207,7 @@ def bench_model(source: ModelSource, args, batch: int = 1, out=print) -> dict:
             r.infer(x)
             result[f"{r.name}_load_ms"] = r.load_s * 1e3
             result[f"{r.name}_first_ms"] = (time.perf_counter() - t0) * 1e3
-        warm_until = time.perf_counter() + args.warmup_s
-        done = 0
-        while done < args.warmup or time.perf_counter() < warm_until:
-            for r in runners:
-                r.infer(x)
-            done += 1
+        warm_up(runners, x, args.warmup, args.warmup_s)
         times = time_interleaved(runners, x, args.loops, args.block, args.settle_ms / 1e3)
         for name, ts in times.items():
             result[f"{name}_min_ms"] = min(ts)

@@ -36,3 +36,14 @@ def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dic
                 times[r.name].append((time.perf_counter() - t0) * 1e3)
         done += n
     return times
+
+
+def warm_up(runners, x, loops: int, seconds: float) -> int:
+    """Untimed inferences of every runner in turn: `loops` rounds, and more until `seconds`
+    have passed (a GPU's clock ramps up under load). Returns the rounds run."""
+    until, done = time.perf_counter() + seconds, 0
+    while done < loops or time.perf_counter() < until:
+        for r in runners:
+            r.infer(x)
+        done += 1
+    return done

@@ -8,6 +8,8 @@ benchncnn_llm runs them):
 - prefill: `--prefill` tokens with empty caches, timed `--loops` times (tokens/s from the median);
 - decode: one token after `--past` cached ones (the caches of one untimed prefill of
   `--past` tokens, fed again at every step), timed `--steps` times (tokens/s from the median).
+Each case first runs untimed, `--warmup` times and for at least `--warmup-s` seconds (default
+2 on the GPU, so that its clock has ramped up; 0 on the CPU).
 Real ncnn's caches go in and out as ncnn Mats from its own extract, as a pyncnn user drives a
 decoder; ours stay on the device with --gpu (vkncnn.llm.Decoder: each decode step writes its
 row in place after the --past cached ones), and go in and out as vkncnn Mats with --cpu.
@@ -30,7 +32,7 @@ import time
 
 from .benchmark_models import LLM_MODELS, llm_decoder_path
 from .cmd_common import CommandError
-from .interleave import time_interleaved
+from .interleave import time_interleaved, warm_up
 from .llm_steps import NcnnDecoder, VkncnnDecoder, decode_case, proj_out_path, step_feed
 from .llm_truncate import truncate_decoder_file, truncate_proj_out
 from .randweights import random_weights
@@ -147,9 +149,7 @@ def bench_llm(name: str, args) -> dict:
         decode = {r.name: decode_case(r, name, args.past) for r in runners}
         cases = [_Case(r) for r in runners]
         for label, x, loops in (("prefill", prefill, args.loops), ("decode", decode, args.steps)):
-            for _ in range(args.warmup):
-                for c in cases:
-                    c.infer(x)
+            warm_up(cases, x, args.warmup, args.warmup_s)
             times = time_interleaved(cases, x, loops, args.block, args.settle_ms / 1e3)
             tokens = args.prefill if label == "prefill" else 1
             for who, ts in times.items():
@@ -198,6 +198,10 @@ def run(args) -> int:
         args.block = 10 if args.gpu else 5
     if args.settle_ms is None:
         args.settle_ms = 0.0 if args.gpu else 300.0
+    if args.warmup_s is None:
+        # an idle GPU runs at a fraction of its clock: a few dozen decode steps end before it
+        # has ramped up (docs/perf-notes.md, "Benchmark method")
+        args.warmup_s = 2.0 if args.gpu else 0.0
     storage = "fp16" if args.fp16 and args.gpu else "fp32"
     cache = "  our KV cache on the device" if args.gpu else ""
     print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: {storage}{cache}  "
