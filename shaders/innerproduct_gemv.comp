@@ -1,4 +1,5 @@
 // variants: BINDINGS=4,7,9
+// alias: innerproduct_gemv_merge MERGE=1
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 
@@ -33,6 +34,18 @@
 // out_scale multiplies the product before the bias: a BinaryOp scaling the product by a
 // constant, between it and a residual sum standing in for the bias (a decoder that scales
 // each block's output before adding it, as MiniCPM does), takes no dispatch of its own.
+//
+// MERGE: the input is a decode step's attention, still split: per head and split of its keys,
+// the split's softmax maximum, sum, NaN flag and dv column sums (sdpa_decode.comp's
+// MERGE_BY_READER; vkncnn/gpu/ops/split_records.py). The workgroup issues its weight loads
+// first, merges the splits into the input row in shared memory while they are in flight, then
+// multiplies: the attention ends without counting its workgroups and merging them itself.
+
+#ifndef MERGE
+#define MERGE 0
+#endif
+#define MERGE_MAX_K4 512    // the merged input row, vec4s (the host keeps to it)
+#define MERGE_MAX_STEPS 16  // weight loads an invocation holds (the host keeps to it)
 
 layout (constant_id = 0) const int activation_type = 0;
 layout (constant_id = 1) const float activation_param_0 = 0;
@@ -47,10 +60,16 @@ layout (constant_id = 9) const int gated = 0;       // 1: times dot(U[n], x_up)
 layout (constant_id = 10) const int rope = 0;       // 1: pairs (j, j + dim/2), 2: (2j, 2j + 1)
 layout (constant_id = 11) const int rope_dim = 2;   // a head's width
 layout (constant_id = 12) const float out_scale = 1.f;  // times the product, before the bias
+layout (constant_id = 13) const int merge_splits = 1;   // MERGE: splits per head
+layout (constant_id = 14) const int merge_dv4 = 1;      // MERGE: a head's width / 4
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
+#if MERGE
+layout (binding = 0) readonly buffer records_blob { uint records_data[]; };
+#else
 layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; };
+#endif
 layout (binding = 1) readonly buffer weight_blob { sfpvec4 weight_data[]; };
 layout (binding = 2) readonly buffer bias_blob { sfp bias_data[]; };
 layout (binding = 3) writeonly buffer top_blob { sfp top_blob_data[]; };
@@ -71,6 +90,47 @@ layout (binding = 8) readonly buffer sin_blob { sfp sin_data[]; };
 shared float partial[256];
 shared float partial_up[256];
 shared float partial_squares[256];
+
+#if MERGE
+#include "nonfinite.comp"
+
+shared vec4 merged_x[MERGE_MAX_K4];
+
+// the input row: each head's splits merged, each scaled by exp(its maximum - the head's),
+// by the whole workgroup, a (head, four columns) at a time
+void merge_splits_into_row()
+{
+    const int n = int(gl_WorkGroupSize.x * gl_WorkGroupSize.y);
+    const int heads = K4 / merge_dv4;
+    const int record = merge_dv4 * 4 + 3;
+    for (int at = int(gl_LocalInvocationIndex); at < K4; at += n)
+    {
+        const int head = at / merge_dv4;
+        const int e4 = at % merge_dv4;
+        const int first = heads + head * merge_splits * record;  // after the (unused) counters
+        float top = -3.402823466e+38;
+        bool nan_seen = false;
+        [[unroll]] for (int s = 0; s < merge_splits; s++)
+        {
+            top = max(top, uintBitsToFloat(records_data[first + s * record]));
+            nan_seen = nan_seen || records_data[first + s * record + 2] != 0u;
+        }
+        float sum = 0.f;
+        vec4 merged = vec4(0.f);
+        [[unroll]] for (int s = 0; s < merge_splits; s++)
+        {
+            const int r = first + s * record;
+            const float f = exp(uintBitsToFloat(records_data[r]) - top);
+            sum += uintBitsToFloat(records_data[r + 1]) * f;
+            const int c = r + 3 + e4 * 4;
+            merged += vec4(uintBitsToFloat(records_data[c]), uintBitsToFloat(records_data[c + 1]),
+                           uintBitsToFloat(records_data[c + 2]), uintBitsToFloat(records_data[c + 3])) * f;
+        }
+        merged_x[at] = nan_seen ? vec4(nan_value()) : merged / sum;
+    }
+    barrier();
+}
+#endif
 
 void main()
 {
@@ -96,9 +156,45 @@ void main()
 
     const int slot = ty * lx + tx;
 
+    // the epilogue's operands (the bias, or the residual standing in for it, and the RoPE's
+    // angle) are loaded with the weights, by the invocation that writes the row: after the
+    // reduction they would add a wait on memory to the end of every such product
+    float bias_value = 0.f;
+    float rope_cos = 1.f;
+    float rope_sin = 0.f;
+    if (tx == 0 && row < rows)
+    {
+        if (bias_term == 1)
+            bias_value = float(buffer_ld1(bias_data, row_offset + row));
+#if BINDINGS > 7
+        if (rope != 0)
+        {
+            rope_cos = float(buffer_ld1(cos_data, pair_j));
+            rope_sin = float(buffer_ld1(sin_data, pair_j));
+        }
+#endif
+    }
+
     vec4 acc = vec4(0.f);
     vec4 acc_up = vec4(0.f);
     float squares = 0.f;  // prenorm: of the inputs this invocation loads
+#if MERGE
+    const int merge_steps = (K4 + lx - 1) / lx;
+    vec4 w[MERGE_MAX_STEPS];
+    [[unroll]] for (int step = 0; step < merge_steps; step++)
+    {
+        const int k4 = tx + step * lx;
+        if (row < rows && k4 < K4)
+            w[step] = vec4(buffer_ld4(weight_data, row * K4 + k4));
+    }
+    merge_splits_into_row();
+    [[unroll]] for (int step = 0; step < merge_steps; step++)
+    {
+        const int k4 = tx + step * lx;
+        if (row < rows && k4 < K4)
+            acc += w[step] * merged_x[k4];
+    }
+#else
     if (row < rows)
     {
         const int base = row * K4;
@@ -127,6 +223,7 @@ void main()
 #endif
         }
     }
+#endif
     partial[slot] = acc.x + acc.y + acc.z + acc.w;
     if (gated == 1)
         partial_up[slot] = acc_up.x + acc_up.y + acc_up.z + acc_up.w;
@@ -155,18 +252,15 @@ void main()
         const int partner_row = rope == 1 ? row + (ty % 2 == 0 ? 1 : -1) * (rope_dim / 2) : row ^ 1;
         if (tx == 0 && row < rows)
         {
-            float v = partial[slot] * inv_rms;
-            if (bias_term == 1)
-                v += float(buffer_ld1(bias_data, row_offset + row));
-            partial_up[slot] = v;
+            partial_up[slot] = partial[slot] * inv_rms + bias_value;
         }
         barrier();
         if (tx == 0 && row < rows && partner_row < rows)
         {
-            const float c = float(buffer_ld1(cos_data, pair_j));
-            const float s = float(buffer_ld1(sin_data, pair_j));
             const float a = partial_up[ty % 2 == 0 ? slot : partner];
             const float b = partial_up[ty % 2 == 0 ? partner : slot];
+            const float c = rope_cos;
+            const float s = rope_sin;
             buffer_st1(top_blob_data, row_offset + row, afp(ty % 2 == 0 ? a * c - b * s : b * c + a * s));
         }
         return;
@@ -177,7 +271,7 @@ void main()
         const int n = row_offset + row;
         afp v = afp(partial[slot] * inv_rms * out_scale);
         if (bias_term == 1)
-            v += buffer_ld1(bias_data, n);
+            v += afp(bias_value);
         v = activation_afp(v, activation_type, activation_param_0, activation_param_1);
         if (gated == 1)
             v *= afp(partial_up[slot] * inv_rms);

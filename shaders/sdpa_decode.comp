@@ -50,6 +50,10 @@ layout (constant_id = 5) const int SPLITS = 0;       // workgroups per (head, ro
 layout (constant_id = 6) const int QK_ROPE = 0;      // QKNORM: 1 rotates pairs (j, j + d/2)
 layout (constant_id = 7) const float QK_EPS_Q = 0;   // QKNORM: the norms' eps
 layout (constant_id = 8) const float QK_EPS_K = 0;
+// 1: the product reading the output merges the splits (innerproduct_gemv.comp's MERGE):
+// every workgroup, one split's too, leaves its record in `work` and is done; no count, no
+// merge here, and nothing for the host to zero first
+layout (constant_id = 9) const int MERGE_BY_READER = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
@@ -63,8 +67,8 @@ layout (binding = 2) readonly buffer v_blob { sfpvec4 v_data[]; };
 #endif
 layout (binding = 3) readonly buffer mask_blob { sfp mask_data[]; };
 layout (binding = 4) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
-// splits > 1: heads * src counters, then per (row, head, split) its max, sum, NaN flag and
-// dv column sums, as float bits
+// splits > 1 (or MERGE_BY_READER): heads * src counters, then per (row, head, split) its max,
+// sum, NaN flag and dv column sums, as float bits (vkncnn/gpu/ops/split_records.py)
 layout (binding = 5) coherent buffer work_blob { uint work_data[]; };
 #if WRITE
 layout (binding = 6) readonly buffer cur_k_blob { sfpvec4 cur_k_data[]; };
@@ -387,7 +391,7 @@ void main()
             total += partial4[l * dv4 + e4];
     }
     const int out_at = (head * p.src + i) * dv4 + e4;
-    if (splits == 1)
+    if (splits == 1 && MERGE_BY_READER == 0)
     {
         if (lane == 0)
             buffer_st4(top_blob_data, out_at, afpvec4(poisoned ? vec4(nan_value()) : total / running_sum));
@@ -409,6 +413,8 @@ void main()
         for (int c = 0; c < 4; c++)
             work_data[base + 3 + e4 * 4 + c] = floatBitsToUint(total[c]);
     }
+    if (MERGE_BY_READER != 0)
+        return;
     memoryBarrierBuffer();
     barrier();
     if (tx == 0)

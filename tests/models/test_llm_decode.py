@@ -20,6 +20,9 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from vkncnn.gpu.ops import matrix_product
+from vkncnn.gpu.ops.split_records import SplitRecords
+from vkncnn.layers import gemm, sdpa
 from vkncnn.llm import Decoder
 from vkncnn.testing import rel_err
 from vkncnn.tools.benchmark_models import LLM_MODELS, llm_decoder_path
@@ -119,6 +122,36 @@ def test_device_cache_steps_of_a_few_tokens(fp16, tol, tmp_path_factory):
         assert rel_err(got, want) <= tol, f"out0 of step {step}"
     for name_, got, want in zip(dec.cache_names, dec.caches(), want_caches):
         assert got.shape == want.shape and rel_err(got, want) <= tol, f"cache {name_}"
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name,fp16,tol", [("qwen2.5_0.5b", False, 1e-3), ("qwen2.5_0.5b", True, 3e-2),
+                                           ("qwen3_0.6b", True, 3e-2)],
+                         ids=["qwen2.5-fp32", "qwen2.5-fp16", "qwen3-fp16"])
+def test_device_cache_split_keys_merged_by_the_o_projection(name, fp16, tol, tmp_path_factory, monkeypatch):
+    """With enough cached rows each head's keys split over several workgroups (4 at head width
+    64, 8 at 128). The o projection then merges the splits as it reads the attention's output
+    (a SplitRecords): the steps match the numpy path, as they do with the attention merging
+    the splits itself (DECODE_MERGE_BY_READER=0)."""
+    path, weights = _decoder(name, 2, tmp_path_factory)
+    feeds = sequence_feeds(name, [130, 1, 1])
+    want_rows, _ = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
+    merging = []  # per matrix-vector product recorded: did it read an attention's splits?
+    record_gemv = matrix_product.record_gemv
+    monkeypatch.setattr(gemm, "record_gemv", lambda layer, cmd, fp16_, x, *a, **k: (
+        merging.append(isinstance(x, SplitRecords)), record_gemv(layer, cmd, fp16_, x, *a, **k))[1])
+    for by_reader in (1, 0):
+        monkeypatch.setattr(sdpa, "DECODE_MERGE_BY_READER", by_reader)
+        gpu = VkncnnDecoder(path, weights, gpu=True, fp16=fp16)
+        if gpu.net.gpu is None:
+            pytest.skip("no Vulkan device")
+        dec = Decoder(gpu.net, capacity=256)
+        merging.clear()
+        rows = [dec.step(f["in0"], f["in1"], f["in2"], f["in3"]) for f in feeds]
+        for step, (got, want) in enumerate(zip(rows, want_rows)):
+            assert rel_err(got, want) <= tol, f"out0 of step {step}, merged by the reader: {by_reader}"
+        # the one-token plan's two o projections (the prefill's 130 rows take the three steps)
+        assert merging.count(True) == (2 if by_reader else 0)
 
 
 # the layers that dispatch in a decode step of 2 blocks, by type (a label per layer and shader)

@@ -40,6 +40,7 @@ TUNABLES = {
     "DECODE_MAX_SPLITS": sdpa,
     "DECODE_LANE_KEYS": sdpa,
     "DECODE_UNROLL": sdpa,
+    "DECODE_MERGE_BY_READER": sdpa,
     "HEAD_ON_DEVICE": llm_steps,
 }
 

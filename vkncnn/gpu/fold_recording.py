@@ -8,6 +8,7 @@ Each returns False (or None) to leave the layers to record on their own:
     _fold_repeat    the Tile repeating kv heads, done by a device KV cache's write
     _rope_fold      a one-token RoPE as the epilogue of the product (or norm) before it
     _fold_qk_norm   the per-head q and k norms (and their RoPE) done by the attention after them
+    _split_merge_end  an attention's splits merged by the product reading its output
 
 The chains of views and Tiles in between are proven on an index array of the step's shape
 (_evaluate_chain): a fold happens only where those layers move the values as the fused
@@ -154,6 +155,22 @@ class FoldRecording:
             self.skipped.update(views + ([rope_li] if rope_li is not None else []))
         self.skipped.update((q_chain[0], k_chain[0]))
         return True
+
+    def _split_merge_end(self, sdpa, bottoms: list, chain: tuple):
+        """The blob the product after SDPA `sdpa` reads (chain: the views between, the Gemm),
+        if that product can merge the attention's splits for these inputs: one query row, views
+        that keep the (heads, 1, dv) output's values in order as one row, a product that takes
+        it (Gemm.takes_split_merge). Else None: the attention merges its splits itself."""
+        views, gemm_li = chain
+        layers = self.graph.layers
+        q, v = bottoms[0].numpy_shape(), bottoms[2].numpy_shape()
+        if len(q) != 3 or len(v) != 3 or q[1] != 1:
+            return None
+        heads, dv = q[0], v[2]
+        seen = _layout_kept_shape((heads, 1, dv), [layers[li] for li in views], self.opt)
+        if seen not in ((heads * dv,), (1, heads * dv)) or not layers[gemm_li].takes_split_merge(heads * dv):
+            return None
+        return layers[views[-1]].tops[0] if views else sdpa.tops[0]
 
     def _gemm_input(self, layer):
         """(input VkMat, RMSNorm folded into it or None) of a one-input layer, or None where the

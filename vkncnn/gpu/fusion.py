@@ -46,6 +46,14 @@ Into the dispatches after them:
                                     records: takes_qk_norm; fold_recording._fold_qk_norm; it
                                     comes before the RoPE-in-norm fold above, which takes
                                     the norms the attention refuses)
+  SDPA -> Reshape/Permute -> Gemm   a decode step's attention and the o projection reading
+                                    it: the attention leaves its splits' partial softmaxes
+                                    and the product merges them as it loads its input
+                                    (forward_gpu's `split_records`, a SplitRecords the
+                                    product reads), when the views keep the output's layout,
+                                    the product takes it (takes_split_merge) and the
+                                    attention takes its one-dispatch kernel, all known as the
+                                    plan records (fold_recording._split_merge_end)
   ExpandDims -> Tile -> Reshape     a decoder's kv heads repeated for grouped-query
     -> SDPA k or v                  attention, before an SDPA whose KV cache lives on the
                                     device: the cache write reads each head `repeat`
@@ -79,6 +87,7 @@ class Fusions:
         # the earlier of an SDPA's q and k norms -> (SDPA, its q chain, its k chain), each chain
         # (RMSNorm, the views after it, RotaryEmbed or None, the chain's last blob)
         self.qk_norm: dict[int, tuple] = {}
+        self.split_merge: dict[int, tuple] = {}  # SDPA -> (the views after it, the Gemm reading them)
 
     def output_layer(self, li: int) -> int:
         """The layer whose top blobs the (possibly fused) dispatch of layer `li` produces."""
@@ -179,6 +188,12 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
                 if chain is not None and sole_reader(layers[chain[2]]) == li:
                     fusions.repeat[chain[0]] = (chain[1], chain[2], li, slot)
 
+    for li in schedule:
+        if layers[li].type == "SDPA" and on_gpu(layers[li]):
+            chain = _split_merge_chain(li, layers, blobs, position, target, on_gpu)
+            if chain is not None:
+                fusions.split_merge[li] = chain
+
     for expand, (_, _, sdpa_li, slot) in fusions.repeat.items():
         sdpa = layers[sdpa_li]
         if slot != 1 or not sdpa.bottoms:
@@ -239,6 +254,26 @@ def _rope_chain(li, layers, sole_reader, on_gpu):
     if layers[reader].bottoms[0] != x or len(layers[reader].bottoms) != 3:
         return None
     return views, reader
+
+
+def _split_merge_chain(li, layers, blobs, position, target, on_gpu):
+    """(Reshape/Permute views, Gemm) after SDPA li's output, each the only reader of the blob
+    before it and none of those blobs the target; or None."""
+    bi, views = layers[li].tops[0], []
+    while len(views) <= 3:
+        readers = blobs[bi].consumers
+        if bi == target or len(readers) != 1 or readers[0] not in position or not on_gpu(layers[readers[0]]):
+            return None
+        reader = layers[readers[0]]
+        if list(reader.bottoms) != [bi]:
+            return None
+        if hasattr(reader, "takes_split_merge"):
+            return views, readers[0]
+        if reader.type not in ("Reshape", "Permute") or len(reader.tops) != 1:
+            return None
+        views.append(readers[0])
+        bi = reader.tops[0]
+    return None
 
 
 def _head_repeat_chain(bi, layers, blobs, position, sole_reader, on_gpu):

@@ -21,6 +21,7 @@ from ..layer import layer_failure
 from .fold_recording import FoldRecording, recording_on_gpu
 from .fusion import Fusions, plan_fusions
 from .ops import data_movement as gather
+from .ops.split_records import SplitRecords
 from .vulkan import lifetime
 from .vulkan.command import HostSlot
 from .vulkan.timestamps import LayerTimer
@@ -230,10 +231,17 @@ class ItemRecorder(FoldRecording):
                 if bi in self.repeated:  # a folded head repeat: its input, and how often
                     _, folded_in.setdefault("repeat_heads", {})[slot], x = self.repeated[bi]
                     bottoms.append(x)
+                elif isinstance(self.device.get(bi), SplitRecords):  # never repacked: not a tensor
+                    bottoms.append(self.device[bi])
                 else:
                     bottoms.append(self.on_device(bi, self._wanted_elempack(layer, bi)))
         if li in self.qk_norms:
             folded_in["qk_norm"] = self.qk_norms[li]
+        merge_end = None
+        if li in fusions.split_merge:
+            merge_end = self._split_merge_end(layer, bottoms, fusions.split_merge[li])
+            if merge_end is not None:
+                folded_in["split_records"] = True
         rope_shape = None
         if li in fusions.rope:
             folded = self._rope_fold(layer, fusions.rope[li], bottoms[0], folded_in.get("prenorm"))
@@ -258,6 +266,12 @@ class ItemRecorder(FoldRecording):
             return
         if len(tops) != len(layer.tops):
             raise LayerError(f"layer {layer.name!r} returned {len(tops)} GPU blobs, expected {len(layer.tops)}")
+        if isinstance(tops[0], SplitRecords):  # the product after the views merges them
+            self.store(merge_end, tops[0])
+            self.skipped.update(fusions.split_merge[li][0])
+            for bi, v in zip(layer.tops[1:], tops[1:]):
+                self.store(bi, v)
+            return
         if rope_shape is not None:  # the rotated product is the RoPE's output, seen in its shape
             views, rope_li = fusions.rope[li]
             rotated = gather.view(tops[0], rope_shape)

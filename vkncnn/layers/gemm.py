@@ -27,10 +27,12 @@ from vkncnn.gpu.ops.matrix_product import (
     GEMV_ROPE_BINDINGS,
     GemmOperand,
     gemv_folds_fit,
+    gemv_merge_fits,
     record_gemm,
     record_gemv,
     upload_row_slices,
 )
+from vkncnn.gpu.ops.split_records import SplitRecords
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
 from vkncnn.memory_budget import check_alloc
@@ -253,6 +255,14 @@ class Gemm(Layer):
                 and gemv_folds_fit(self.vkdev, GEMV_ROPE_BINDINGS)
                 and all(tuple(t.numpy_shape()) == (1, dim // 2) and t.elempack == 1 for t in (cos, sin)))
 
+    def takes_split_merge(self, k: int) -> bool:
+        """Record time: can this product read a decode step's attention output of k values as
+        its unmerged splits (a SplitRecords), merging them as it loads its input? A one-row
+        product of constant weight rows in one slice, k within the kernel's merge limits."""
+        return (len(self.bottoms) == 1 and self.B_data is not None and len(self.B_slices) == 1
+                and self.B_mat.shape[0] == k and gemv_merge_fits(self.vkdev, k)
+                and self._one_row_of_weights(1, k, None if self.C_data is None else self.C_gpu))
+
     def takes_scale(self, bottoms) -> bool:
         """Record time: can a following BinaryOp scaling the output by a constant fold into
         this product? A one-row product whose sum the folding may add as its bias
@@ -285,7 +295,14 @@ class Gemm(Layer):
         if scale is not None and (gated is not None or rope is not None or not self.takes_scale(bottoms)):
             raise GpuError(f"Gemm {self.name!r}: this product cannot take the scaling after it")
         blobs = [as_pack1(x, cmd, opt) for x in bottoms]
-        fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
+        merge = blobs and isinstance(blobs[0], SplitRecords)
+        if merge and (prenorm is not None or gated is not None or rope is not None
+                      or not self.takes_split_merge(blobs[0].row_length)):
+            raise GpuError(f"Gemm {self.name!r}: this product cannot merge the attention's splits it reads")
+        if merge:
+            fp16 = blobs[0].fp16
+        else:
+            fp16 = storage_is_fp16(blobs[0]) if blobs else self.B_slices[0][1].scalar_size() == 2
         # A(m, k) and B(k, n) as operands of shaders/gemm.comp, with their sizes
         if self.constantA:
             m, k = self.A_mat.shape
@@ -372,7 +389,10 @@ class Gemm(Layer):
 
     @staticmethod
     def _gpu_matrix(x, name: str):
-        """(rows, cols, pack1 VkMat) of a blob read as ncnn's 2-D matrix (see _matrix)."""
+        """(rows, cols, pack1 VkMat) of a blob read as ncnn's 2-D matrix (see _matrix); an
+        attention's SplitRecords as the one row they stand for."""
+        if isinstance(x, SplitRecords):
+            return 1, x.row_length, x
         shape = x.numpy_shape()
         if len(shape) == 1:
             return 1, shape[0], x

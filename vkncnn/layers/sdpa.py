@@ -25,6 +25,7 @@ from vkncnn.cpu_fallback import llm
 from vkncnn.errors import GpuError, ShapeError
 from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.ops.split_records import RECORD_HEAD, SplitRecords
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline, workgroup_cap
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
@@ -58,6 +59,9 @@ DECODE_LANE_KEYS = 8
 # once; 0: one pipeline for every shape, loops of a runtime length (docs/perf-notes.md).
 # Longer loops than DECODE_UNROLL_MAX_STEPS (a chunk of keys a lane) keep the runtime length.
 DECODE_UNROLL = 1
+# 1: where one product reads a decode step's attention output (through views), it merges the
+# attention's splits itself (SplitRecords; docs/perf-notes.md); 0: the attention merges them
+DECODE_MERGE_BY_READER = 1
 DECODE_UNROLL_MAX_STEPS = 64
 DECODE_CHUNK = 1024  # sdpa_decode.comp's CHUNK: the keys a workgroup scores before it sums them
 # storage buffers of sdpa_decode.comp: q, k, v, mask, out, the splits' workspace; with
@@ -201,12 +205,14 @@ class SDPA(Layer):
                 and len(q_shape) == 3 and len(k_shape) == 3 and q_shape[1] == 1 and k_shape[1] == 1
                 and q_shape[2] == k_shape[2] == d and self._one_dispatch(1, caches[0].h, d, caches[1].w))
 
-    def forward_gpu(self, bottoms, cmd, opt, repeat_heads=None, qk_norm=None):
+    def forward_gpu(self, bottoms, cmd, opt, repeat_heads=None, qk_norm=None, split_records=False):
         """repeat_heads ({1: r, 2: r}, k's and v's): that input holds its heads once, and
         stands for each head repeated r times (a Tile before it folded into the device KV
         cache's write, the only reader of k and v here). qk_norm ((q RMSNorm, k RMSNorm,
         (mode, cos, sin) or None), takes_qk_norm): q and k are those norms' inputs, which the
-        kernel normalises (and rotates) itself."""
+        kernel normalises (and rotates) itself. split_records: where one query row takes the
+        one-dispatch kernel, the output is a SplitRecords for the product reading it to merge
+        (gpu/ops/split_records.py); elsewhere the output as usual."""
         self._check_inputs(bottoms)
         q, k, v = bottoms[0], bottoms[1], bottoms[2]
         repeat = {1: 1, 2: 1, **(repeat_heads or {})}
@@ -252,26 +258,27 @@ class SDPA(Layer):
                 raise ShapeError(f"SDPA mask {ms} does not fit scores of {heads} heads x ({src}, {dst}){device}")
             mask_cstep = src * dst if len(ms) == 3 and ms[0] > 1 else 0
 
-        out = VkMat.create(dv, src, 1, heads, dims=3, elemsize=q.elemsize, elempack=1,
-                           allocator=cmd.blob_allocator(opt))
         scale = self.scale if self.scale != 0 else 1.0 / np.sqrt(d)
         scale = float(np.float32(scale))
         per_group = heads // groups
         one = self._one_dispatch(src, dst, d, dv) and heads
+        records = split_records and one and src == 1 and DECODE_MERGE_BY_READER
+        out = None if records else VkMat.create(dv, src, 1, heads, dims=3, elemsize=q.elemsize, elempack=1,
+                                                allocator=cmd.blob_allocator(opt))
         constants = [src, dst, d, dv, per_group, mask_cstep, scale]
         if qk_norm is not None and not (one and writes and src == 1 and self.decode_write is not None
                                          and writes[0][1].numpy_shape()[1] == 1):
             raise GpuError(f"SDPA {self.name!r}: the q and k norms cannot fold into this attention")
         if one and writes and self.decode_write is not None:
             (cache, cur_k, _, _, repeat_k), (_, cur_v, _, _, repeat_v) = writes
-            self._record_decode(cmd, opt, self.decode_write, [q, k, v, mask, out],
-                                constants + [cur_k.numpy_shape()[1], repeat_k, repeat_v],
-                                [cur_k, cur_v, cache.position], qk_norm)
+            out = self._record_decode(cmd, opt, self.decode_write, [q, k, v, mask, out],
+                                      constants + [cur_k.numpy_shape()[1], repeat_k, repeat_v],
+                                      [cur_k, cur_v, cache.position], qk_norm)
             return [out] + tops
         for write in writes:
             self._record_cache_write(cmd, *write)
         if one:
-            self._record_decode(cmd, opt, self.decode, [q, k, v, mask, out], constants + [0, 1, 1], [])
+            out = self._record_decode(cmd, opt, self.decode, [q, k, v, mask, out], constants + [0, 1, 1], [])
             return [out] + tops
         chunk = max(1, min(heads, SCORES_BYTES // max(1, src * dst * 4)))
         scores = VkMat.create(dst, src, 1, chunk, dims=3, elemsize=4, elempack=1,
@@ -290,21 +297,23 @@ class SDPA(Layer):
         scores.release()
         return [out] + tops
 
-    def _decode_pipeline(self, write: int, shapes: list, qk: list | None = None):
+    def _decode_pipeline(self, write: int, shapes: list, qk: list | None = None, merge_by_reader: bool = False):
         """sdpa_decode.comp, WRITE or not, for the step's shapes (sdpa_decode.comp's D4 ...
-        SPLITS) or, shapes empty, for any; qk: QK_ROPE, QK_EPS_Q, QK_EPS_K of the QKNORM variant."""
-        if qk is not None:
-            shapes = (shapes or [0] * 5) + qk
-        return shader_pipeline(self.vkdev, "sdpa_decode", self.decode_fp16, [1 if self.attn_mask else 0] + shapes,
+        SPLITS) or, shapes empty, for any; qk: QK_ROPE, QK_EPS_Q, QK_EPS_K of the QKNORM
+        variant; merge_by_reader: the splits' records are the output (MERGE_BY_READER)."""
+        specs = [1 if self.attn_mask else 0] + (shapes or [0] * 5) + (qk or [0, 0.0, 0.0]) + [int(merge_by_reader)]
+        return shader_pipeline(self.vkdev, "sdpa_decode", self.decode_fp16, specs,
                                (self.decode_local, 1, 1), {"WRITE": write, "QKNORM": int(qk is not None)})
 
     def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list,
-                       qk_norm=None) -> None:
+                       qk_norm=None):
         """sdpa_decode.comp with its push constants (src, dst, d, dv, ... as the shader lists
         them; splits and span are added here): the keys of each (head, row) split over
         workgroups (decode_splits), whose partial softmaxes meet in a workspace the host
         zeroes first (its counters), in the same barrier interval. With decode_unroll, a
-        pipeline made for these shapes (a cache's capacity changes them only when it grows)."""
+        pipeline made for these shapes (a cache's capacity changes them only when it grows).
+        Returns the output: bindings' out, or where that is None, the splits' SplitRecords for
+        the reader to merge."""
         src, dst, d, dv = constants[:4]
         heads = bindings[0].numpy_shape()[0]
         lanes = max(1, self.decode_local // (dv // 4))  # invocations summing the same four value columns
@@ -319,17 +328,23 @@ class SDPA(Layer):
             mode, cos, sin = rope if rope is not None else (0, q_norm.gamma_gpu, q_norm.gamma_gpu)
             qk = [mode, float(q_norm.eps), float(k_norm.eps)]
             write_bindings = write_bindings + [q_norm.gamma_gpu, k_norm.gamma_gpu, cos, sin]
-        if shapes or qk is not None:
-            pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes, qk)
+        records = bindings[4] is None
+        if shapes or qk is not None or records:
+            pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes, qk, records)
         work = None
-        if splits > 1:
-            words = heads * src * (1 + splits * (dv + 3))
+        if records:  # src is 1: the records are the output, and nothing in them is counted
+            work = SplitRecords(heads, splits, dv, bindings[0].elemsize == 2, cmd.blob_allocator(opt))
+        elif splits > 1:
+            words = heads * src * (1 + splits * (dv + RECORD_HEAD))
             work = VkMat.create(words, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
             cmd.record_fill(work)
         cmd.record_pipeline(pipeline, bindings + [work] + write_bindings, constants + [splits, span],
                             (heads * splits * self.decode_local, src, 1))
+        if records:
+            return work
         if work is not None:
             work.release()
+        return bindings[4]
 
     def _one_dispatch(self, src: int, dst: int, d: int, dv: int) -> bool:
         """sdpa_decode.comp for these shapes? A few query rows, keys up to DECODE_MAX_KEYS,

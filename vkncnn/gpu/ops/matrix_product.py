@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import os
 
+from ...errors import GpuError
 from ...log import log_kernel
 from ..vulkan.pipeline import shader_pipeline
 from .dispatch_options import pow2_ceil, workgroup_cap
+from .split_records import SplitRecords
 
 # products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them: the
 # convolutions' threshold (conv.TENSOR_CORE_MIN_MACS), not tuned on its own (every product
@@ -132,6 +134,9 @@ def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int, allowed: bool = True) ->
 # cos and sin too
 GEMV_FOLD_BINDINGS = 7
 GEMV_ROPE_BINDINGS = 9
+# innerproduct_gemv.comp's MERGE_MAX_K4 and MERGE_MAX_STEPS
+GEMV_MERGE_MAX_K4 = 512
+GEMV_MERGE_MAX_STEPS = 16
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
@@ -145,9 +150,14 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     multiplies after its activation, top[r] = act(...) * dot(U[r], x_up) (x_up is x with
     prenorm). rope: (1 for pairs (j, j + dim/2) or 2 for (2j, 2j + 1), dim, cos, sin) of
     a one-token RotaryEmbed over heads of dim outputs (no activation then). scale: the
-    product's factor before the bias (not with up or rope)."""
+    product's factor before the bias (not with up or rope). x may be a SplitRecords (an
+    attention's splits, gemv_merge_fits): the kernel merges them into the input row first."""
     rows = weight.numpy_shape()[0]
     lx, ly = gemv_workgroup(cmd.vkdev, k, paired=rope is not None)
+    merge = x if isinstance(x, SplitRecords) else None
+    if merge is not None and (prenorm is not None or up is not None or rope is not None
+                              or merge.row_length != k or not gemv_merge_fits(cmd.vkdev, k)):
+        raise GpuError(f"{layer.name!r}: an attention's splits merge only into a plain product of their row")
     eps, gamma = prenorm if prenorm is not None else (0.0, None)
     mode = 0 if prenorm is None else 2 if gamma is not None else 1
     up_weight, x_up = up if up is not None else (None, None)
@@ -156,11 +166,25 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     binds = GEMV_ROPE_BINDINGS if rope is not None else GEMV_FOLD_BINDINGS if folds else 4
     specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset, mode, float(eps), int(up is not None),
                                 rope_mode, rope_dim, float(scale)]
-    pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1), {"BINDINGS": binds})
+    defines = {"BINDINGS": binds}
+    if merge is not None:
+        specs += [merge.splits, merge.dv // 4]
+        defines["MERGE"] = 1
+    pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1), defines)
     groups = -(-rows // ly)
     gx = min(groups, 32768)
     bindings = [x, weight, bias, top] + [gamma, up_weight, x_up, cos, sin][:binds - 4]
     cmd.record_pipeline(pipeline, bindings, [], (gx * lx, -(-groups // gx) * ly, 1))
+
+
+def gemv_merge_fits(vkdev, k: int) -> bool:
+    """Can innerproduct_gemv.comp's MERGE read a row of k values as an attention's splits? Its
+    shared row holds GEMV_MERGE_MAX_K4 vec4s and each invocation GEMV_MERGE_MAX_STEPS of its
+    weight loads."""
+    lx, _ = gemv_workgroup(vkdev, k)
+    shared = 4 * (3 * workgroup_cap(vkdev, GEMV_WORKGROUP) + 4 * GEMV_MERGE_MAX_K4)
+    return (k % 4 == 0 and 0 < k // 4 <= GEMV_MERGE_MAX_K4 and -(-(k // 4) // lx) <= GEMV_MERGE_MAX_STEPS
+            and shared <= vkdev.info.max_shared_memory_size())
 
 
 def gemv_folds_fit(vkdev, bindings: int = GEMV_FOLD_BINDINGS) -> bool:
