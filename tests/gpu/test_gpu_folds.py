@@ -7,7 +7,9 @@ by one-row Gemms, which normalise its input themselves, and a gate and an up Gem
 outputs a BinaryOp multiplies, one dispatch for the three (again only where the shapes allow);
 the ExpandDims -> Tile -> Reshape that repeats kv heads before an SDPA, which only folds
 where it repeats whole heads (the decoders' tests in tests/models/test_llm_decode.py run it);
-and a one-token RoPE after a Gemm, through the views between them."""
+a one-token RoPE after a Gemm, through the views between them; and a one-row attention's
+splits, merged by the product its output reaches through views (not where the row is too
+long for that kernel, nor where the attention's output is the blob asked for)."""
 
 import numpy as np
 import pytest
@@ -386,3 +388,66 @@ def test_a_layer_recorded_inside_another_moves_to_the_cpu_itself():
     with pytest.raises(LayerError, match="outer"):
         with recording_on_gpu(outer):
             raise ValueError("broken")
+
+
+# -- an attention's splits merged by the product reading it ----------------------------------
+def _attention_net(tmp_path, heads: int, keys: int, dv: int = 64):
+    """One query row attending over `keys` (2 kv heads), its output through a Permute and a
+    Reshape into a one-row Gemm (a decoder's o projection)."""
+    k = heads * dv
+    param = tmp_path / f"attn{heads}.param"
+    param.write_text(f"""7767517
+7 7
+Input q 0 1 q
+Input k 0 1 k
+Input v 0 1 v
+SDPA attn 3 1 q k v a 6=0.125
+Permute perm 1 1 a b 0=2
+Reshape flat 1 1 b c 0={k} 1=-1
+Gemm o 1 1 c y 10=-1 2=0 3=1 4=0 5=1 6=1 7=0 8=32 9={k}
+""")
+    shapes = {"q": (heads, 1, dv), "k": (2, keys, dv), "v": (2, keys, dv)}
+    weights = random_weights(str(param), seed=3, input_shapes=shapes)
+    rng = np.random.default_rng(8)
+    feed = {name: rng.uniform(-1, 1, shape).astype(np.float32) for name, shape in shapes.items()}
+    return param, weights, feed
+
+
+def _run_attention(net, feed, target="y"):
+    with net.create_extractor() as ex:
+        for name, x in feed.items():
+            ex.input(name, vkncnn.Mat(x))
+        return ex.extract(target)[1].numpy()
+
+
+@pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
+@pytest.mark.parametrize("heads,keys,nan,merged", [
+    (4, 300, False, True),    # 4 splits of the keys, merged as the product loads them
+    (4, 40, False, True),     # one split: its record all the same
+    (4, 300, True, True),     # a NaN key: the heads that read it come out NaN, as unmerged
+    (40, 300, False, False),  # 2560 values a row: past the merging kernel's row, kept apart
+], ids=["splits", "one_split", "nan", "row_too_long"])
+def test_attention_splits_merge_in_the_product_after_it(tmp_path, monkeypatch, fp16, heads, keys, nan, merged):
+    from vkncnn.gpu.ops import matrix_product
+    from vkncnn.gpu.ops.split_records import SplitRecords
+    from vkncnn.layers import gemm
+
+    param, weights, feed = _attention_net(tmp_path, heads, keys)
+    if nan:
+        feed["k"][1, 7, 3] = np.nan
+    want = _run_attention(_load(param, weights, False), feed)
+    reads = []
+    record_gemv = matrix_product.record_gemv
+    monkeypatch.setattr(gemm, "record_gemv", lambda layer, cmd, fp16_, x, *a, **k: (
+        reads.append(isinstance(x, SplitRecords)), record_gemv(layer, cmd, fp16_, x, *a, **k))[1])
+    got = _run_attention(_load(param, weights, True, fp16), feed)
+    assert reads == [merged]
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    tol = 2e-2 if fp16 else 1e-4
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_an_attention_output_asked_for_itself_is_merged_by_the_attention(tmp_path):
+    param, weights, feed = _attention_net(tmp_path, 4, 300)
+    cpu, gpu = _load(param, weights, False), _load(param, weights, True)
+    np.testing.assert_allclose(_run_attention(gpu, feed, "a"), _run_attention(cpu, feed, "a"), rtol=1e-4, atol=1e-4)

@@ -179,10 +179,10 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
 
 def gemv_merge_fits(vkdev, k: int) -> bool:
     """Can innerproduct_gemv.comp's MERGE read a row of k values as an attention's splits? Its
-    shared row holds GEMV_MERGE_MAX_K4 vec4s and each invocation GEMV_MERGE_MAX_STEPS of its
-    weight loads."""
+    shared row holds GEMV_MERGE_MAX_K4 vec4s (beside its three 256-float sums) and each
+    invocation GEMV_MERGE_MAX_STEPS of its weight loads."""
     lx, _ = gemv_workgroup(vkdev, k)
-    shared = 4 * (3 * workgroup_cap(vkdev, GEMV_WORKGROUP) + 4 * GEMV_MERGE_MAX_K4)
+    shared = 4 * (3 * 256 + 4 * GEMV_MERGE_MAX_K4)
     return (k % 4 == 0 and 0 < k // 4 <= GEMV_MERGE_MAX_K4 and -(-(k // 4) // lx) <= GEMV_MERGE_MAX_STEPS
             and shared <= vkdev.info.max_shared_memory_size())
 
