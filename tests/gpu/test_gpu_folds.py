@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import vkncnn
+from tests.gpu.fold_support import merges_in_the_product
 from vkncnn.gpu.vulkan import instance
 from vkncnn.tools.randweights import random_weights
 
@@ -422,6 +423,7 @@ def _run_attention(net, feed, target="y"):
 
 @pytest.mark.parametrize("fp16", [False, True], ids=["fp32", "fp16"])
 @pytest.mark.parametrize("heads,keys,nan,merged", [
+    # (where the device takes the fold: merges_in_the_product)
     (4, 300, False, True),    # 4 splits of the keys, merged as the product loads them
     (4, 40, False, True),     # one split: its record all the same
     (4, 300, True, True),     # a NaN key: the heads that read it come out NaN, as unmerged
@@ -441,7 +443,7 @@ def test_attention_splits_merge_in_the_product_after_it(tmp_path, monkeypatch, f
     monkeypatch.setattr(gemm, "record_gemv", lambda layer, cmd, fp16_, x, *a, **k: (
         reads.append(isinstance(x, SplitRecords)), record_gemv(layer, cmd, fp16_, x, *a, **k))[1])
     got = _run_attention(_load(param, weights, True, fp16), feed)
-    assert reads == [merged]
+    assert reads == [merged and merges_in_the_product(heads * 64)]
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     tol = 2e-2 if fp16 else 1e-4
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

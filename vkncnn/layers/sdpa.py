@@ -262,7 +262,7 @@ class SDPA(Layer):
         scale = float(np.float32(scale))
         per_group = heads // groups
         one = self._one_dispatch(src, dst, d, dv) and heads
-        records = split_records and one and src == 1 and DECODE_MERGE_BY_READER
+        records = bool(split_records and one and src == 1 and DECODE_MERGE_BY_READER)
         out = None if records else VkMat.create(dv, src, 1, heads, dims=3, elemsize=q.elemsize, elempack=1,
                                                 allocator=cmd.blob_allocator(opt))
         constants = [src, dst, d, dv, per_group, mask_cstep, scale]
