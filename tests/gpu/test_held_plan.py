@@ -102,3 +102,22 @@ def test_each_run_returns_an_array_of_its_own():
     assert net.gpu.plans_replayed == 1
     assert first.tolist() == [8.0] * 4 and second.tolist() == [16.0] * 4
     assert held.output() is second
+
+
+def test_a_plan_dropped_as_the_interpreter_exits_says_nothing(monkeypatch):
+    """At interpreter exit a module's globals may be cleared before its objects go: a held
+    plan collected then has no queue to defer its release to, and must not raise."""
+    from types import SimpleNamespace
+
+    from vkncnn.gpu import held_plan
+
+    plan = HeldPlan.__new__(HeldPlan)
+    released = []
+    plan._state = SimpleNamespace(release=lambda: released.append(True))
+    monkeypatch.setattr(held_plan, "defer_gpu_release", None)
+    plan.__del__()
+    monkeypatch.undo()
+    plan.__del__()  # with the module whole, the release is deferred as usual
+    run_deferred_releases()
+    assert released == [True]
+    plan._state = None

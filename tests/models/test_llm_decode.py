@@ -130,12 +130,13 @@ def test_device_cache_steps_of_a_few_tokens(fp16, tol, tmp_path_factory):
                                            ("qwen3_0.6b", True, 3e-2)],
                          ids=["qwen2.5-fp32", "qwen2.5-fp16", "qwen3-fp16"])
 def test_device_cache_split_keys_merged_by_the_o_projection(name, fp16, tol, tmp_path_factory, monkeypatch):
-    """With enough cached rows each head's keys split over several workgroups (4 at head width
-    64, 8 at 128). The o projection then merges the splits as it reads the attention's output
-    (a SplitRecords): the steps match the numpy path, as they do with the attention merging
-    the splits itself (DECODE_MERGE_BY_READER=0)."""
+    """A cache of 256 rows: the attention reads them all (the mask hides those past the
+    length), so each head's keys split over several workgroups (4 at head width 64, 8 at
+    128). The o projection then merges the splits as it reads the attention's output (a
+    SplitRecords): the steps match the numpy path, as they do with the attention merging the
+    splits itself (DECODE_MERGE_BY_READER=0)."""
     path, weights = _decoder(name, 2, tmp_path_factory)
-    feeds = sequence_feeds(name, [130, 1, 1])
+    feeds = sequence_feeds(name, [PREFILL, 1, 1])
     want_rows, _ = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
     merging = []  # per matrix-vector product recorded: did it read an attention's splits?
     record_gemv = matrix_product.record_gemv
@@ -151,7 +152,7 @@ def test_device_cache_split_keys_merged_by_the_o_projection(name, fp16, tol, tmp
         rows = [dec.step(f["in0"], f["in1"], f["in2"], f["in3"]) for f in feeds]
         for step, (got, want) in enumerate(zip(rows, want_rows)):
             assert rel_err(got, want) <= tol, f"out0 of step {step}, merged by the reader: {by_reader}"
-        # the one-token plan's two o projections (the prefill's 130 rows take the three steps)
+        # the one-token plan's two o projections (the prefill's 5 rows take the three steps)
         width = {"qwen2.5_0.5b": 14 * 64, "qwen3_0.6b": 16 * 128}[name]  # heads x head width
         assert merging.count(True) == (2 if by_reader and merges_in_the_product(width) else 0)
 

@@ -111,8 +111,12 @@ class HeldPlan:
 
     def __del__(self) -> None:
         state = getattr(self, "_state", None)
-        if state is not None:  # dropped without release(): the plan goes back at the next safe point
+        if state is None:
+            return
+        try:  # dropped without release(): the plan goes back at the next safe point
             defer_gpu_release(state.release)
+        except TypeError:  # at interpreter exit, after the module's globals were cleared
+            pass
 
 
 def replay_if_ready(runs: list[tuple[HeldPlan, object, dict[int, np.ndarray]]]) -> bool:
