@@ -453,3 +453,14 @@ def test_an_attention_output_asked_for_itself_is_merged_by_the_attention(tmp_pat
     param, weights, feed = _attention_net(tmp_path, 4, 300)
     cpu, gpu = _load(param, weights, False), _load(param, weights, True)
     np.testing.assert_allclose(_run_attention(gpu, feed, "a"), _run_attention(cpu, feed, "a"), rtol=1e-4, atol=1e-4)
+
+
+def test_the_host_knows_the_merging_kernels_limits():
+    """gemv_merge_fits keeps to innerproduct_gemv.comp's shared row and weight registers."""
+    from pathlib import Path
+
+    from vkncnn.gpu.ops import matrix_product
+
+    source = (Path(__file__).parents[2] / "shaders" / "innerproduct_gemv.comp").read_text()
+    assert f"#define MERGE_MAX_K4 {matrix_product.GEMV_MERGE_MAX_K4} " in source
+    assert f"#define MERGE_MAX_STEPS {matrix_product.GEMV_MERGE_MAX_STEPS} " in source

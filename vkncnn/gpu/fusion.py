@@ -190,7 +190,7 @@ def plan_fusions(graph, schedule: list, target: int, on_gpu) -> Fusions:
 
     for li in schedule:
         if layers[li].type == "SDPA" and on_gpu(layers[li]):
-            chain = _split_merge_chain(li, layers, blobs, position, target, on_gpu)
+            chain = _split_merge_chain(li, layers, blobs, position, target, sole_reader, on_gpu)
             if chain is not None:
                 fusions.split_merge[li] = chain
 
@@ -238,17 +238,27 @@ def _gated_pair(li, layers, blobs, position, sole_reader, on_gpu, fusions, activ
     return (second, first) if second_act else (first, second)
 
 
-def _rope_chain(li, layers, sole_reader, on_gpu):
-    """(Reshape/Permute views, RotaryEmbed) reading Gemm li's output, each the only reader of
-    the one before, the RoPE's x the last view's output; or None."""
+def _after_views(reader, layers, sole_reader, on_gpu):
+    """(the Reshape/Permute views from layer `reader` on, at most 3, each the only reader of
+    the one before, and the layer after them, the last one's only reader), or None where the
+    chain ends or a view runs off the GPU."""
     views = []
-    reader = sole_reader(layers[li])
     while reader is not None and layers[reader].type in ("Reshape", "Permute") and len(views) < 3:
         if not on_gpu(layers[reader]):
             return None
         views.append(reader)
         reader = sole_reader(layers[reader])
-    if reader is None or layers[reader].type != "RotaryEmbed" or not on_gpu(layers[reader]):
+    return None if reader is None else (views, reader)
+
+
+def _rope_chain(li, layers, sole_reader, on_gpu):
+    """(Reshape/Permute views, RotaryEmbed) reading Gemm li's output, each the only reader of
+    the one before, the RoPE's x the last view's output; or None."""
+    found = _after_views(sole_reader(layers[li]), layers, sole_reader, on_gpu)
+    if found is None:
+        return None
+    views, reader = found
+    if layers[reader].type != "RotaryEmbed" or not on_gpu(layers[reader]):
         return None
     x = layers[views[-1]].tops[0] if views else layers[li].tops[0]
     if layers[reader].bottoms[0] != x or len(layers[reader].bottoms) != 3:
@@ -256,24 +266,21 @@ def _rope_chain(li, layers, sole_reader, on_gpu):
     return views, reader
 
 
-def _split_merge_chain(li, layers, blobs, position, target, on_gpu):
-    """(Reshape/Permute views, Gemm) after SDPA li's output, each the only reader of the blob
-    before it and none of those blobs the target; or None."""
-    bi, views = layers[li].tops[0], []
-    while len(views) <= 3:
-        readers = blobs[bi].consumers
-        if bi == target or len(readers) != 1 or readers[0] not in position or not on_gpu(layers[readers[0]]):
-            return None
-        reader = layers[readers[0]]
-        if list(reader.bottoms) != [bi]:
-            return None
-        if hasattr(reader, "takes_split_merge"):
-            return views, readers[0]
-        if reader.type not in ("Reshape", "Permute") or len(reader.tops) != 1:
-            return None
-        views.append(readers[0])
-        bi = reader.tops[0]
-    return None
+def _split_merge_chain(li, layers, blobs, position, target, sole_reader, on_gpu):
+    """(Reshape/Permute views, Gemm) after SDPA li's output (its first of three), each the only
+    reader of the blob before it and none of those blobs the target; or None."""
+    out = layers[li].tops[0]
+    readers = blobs[out].consumers
+    first = readers[0] if out != target and len(readers) == 1 and readers[0] in position else None
+    found = _after_views(first, layers, sole_reader, on_gpu)
+    if found is None:
+        return None
+    views, reader = found
+    x = layers[views[-1]].tops[0] if views else out
+    product = layers[reader]
+    if not hasattr(product, "takes_split_merge") or not on_gpu(product) or list(product.bottoms) != [x]:
+        return None
+    return views, reader
 
 
 def _head_repeat_chain(bi, layers, blobs, position, sole_reader, on_gpu):
