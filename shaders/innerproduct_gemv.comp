@@ -46,6 +46,7 @@
 #endif
 #define MERGE_MAX_K4 512    // the merged input row, vec4s (the host keeps to it)
 #define MERGE_MAX_STEPS 16  // weight loads an invocation holds (the host keeps to it)
+#define MERGE_MAX_SPLITS 16 // splits per head (the host keeps to it)
 
 layout (constant_id = 0) const int activation_type = 0;
 layout (constant_id = 1) const float activation_param_0 = 0;
@@ -97,36 +98,48 @@ shared float partial_squares[256];
 shared vec4 merged_x[MERGE_MAX_K4];
 
 // the input row: each head's splits merged, each scaled by exp(its maximum - the head's),
-// by the whole workgroup, a (head, four columns) at a time
+// by the whole workgroup, a (head, four columns) at a time. Every load of an invocation's
+// rounds and splits comes first, unconditionally (an index past the row is clamped, its
+// store skipped): with constant trip counts they are all in flight at once, one wait on
+// memory in all, where a round at a time, maxima before sums, waited once per phase.
 void merge_splits_into_row()
 {
     const int n = int(gl_WorkGroupSize.x * gl_WorkGroupSize.y);
+    const int rounds = (K4 + n - 1) / n;
     const int heads = K4 / merge_dv4;
     const int record = merge_dv4 * 4 + 3;
-    for (int at = int(gl_LocalInvocationIndex); at < K4; at += n)
+    [[unroll]] for (int round = 0; round < rounds; round++)
     {
-        const int head = at / merge_dv4;
-        const int e4 = at % merge_dv4;
-        const int first = heads + head * merge_splits * record;  // after the (unused) counters
-        float top = -3.402823466e+38;
+        const int wanted = int(gl_LocalInvocationIndex) + round * n;
+        const int at = min(wanted, K4 - 1);
+        const int first = heads + (at / merge_dv4) * merge_splits * record;  // after the (unused) counters
+        const int column = 3 + (at % merge_dv4) * 4;
+        float maxes[MERGE_MAX_SPLITS];
+        float sums[MERGE_MAX_SPLITS];
+        vec4 columns[MERGE_MAX_SPLITS];
         bool nan_seen = false;
         [[unroll]] for (int s = 0; s < merge_splits; s++)
         {
-            top = max(top, uintBitsToFloat(records_data[first + s * record]));
-            nan_seen = nan_seen || records_data[first + s * record + 2] != 0u;
+            const int r = first + s * record;
+            maxes[s] = uintBitsToFloat(records_data[r]);
+            sums[s] = uintBitsToFloat(records_data[r + 1]);
+            nan_seen = nan_seen || records_data[r + 2] != 0u;
+            columns[s] = uintBitsToFloat(uvec4(records_data[r + column], records_data[r + column + 1],
+                                               records_data[r + column + 2], records_data[r + column + 3]));
         }
+        float top = -3.402823466e+38;
+        [[unroll]] for (int s = 0; s < merge_splits; s++)
+            top = max(top, maxes[s]);
         float sum = 0.f;
         vec4 merged = vec4(0.f);
         [[unroll]] for (int s = 0; s < merge_splits; s++)
         {
-            const int r = first + s * record;
-            const float f = exp(uintBitsToFloat(records_data[r]) - top);
-            sum += uintBitsToFloat(records_data[r + 1]) * f;
-            const int c = r + 3 + e4 * 4;
-            merged += vec4(uintBitsToFloat(records_data[c]), uintBitsToFloat(records_data[c + 1]),
-                           uintBitsToFloat(records_data[c + 2]), uintBitsToFloat(records_data[c + 3])) * f;
+            const float f = exp(maxes[s] - top);
+            sum += sums[s] * f;
+            merged += columns[s] * f;
         }
-        merged_x[at] = nan_seen ? vec4(nan_value()) : merged / sum;
+        if (wanted < K4)
+            merged_x[at] = nan_seen ? vec4(nan_value()) : merged / sum;
     }
     barrier();
 }

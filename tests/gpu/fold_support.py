@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import vkncnn
 from vkncnn.gpu.ops import matrix_product
+from vkncnn.gpu.vulkan.pipeline import workgroup_cap
 from vkncnn.layers import sdpa
 
 
-def merges_in_the_product(k: int) -> bool:
-    """Does a one-row attention's output of k values reach the product after it as unmerged
-    splits here? The attention needs its one-dispatch kernel (6 storage buffers a stage) and
-    the product room for the row (gemv_merge_fits)."""
+def merges_in_the_product(heads: int, dv: int, keys: int) -> bool:
+    """Does a one-row attention of `heads` heads of width dv over `keys` keys hand its output
+    to the product after it as unmerged splits here? The attention needs its one-dispatch
+    kernel (6 storage buffers a stage), and the product room for the row and the splits
+    (gemv_merge_pays: few enough of them for the product's merge to cost less)."""
     device = vkncnn.get_gpu_device()
+    lanes = max(1, min(sdpa.DECODE_LOCAL, workgroup_cap(device)) // (dv // 4))
+    splits, _ = sdpa.decode_splits(keys, sdpa.DECODE_LANE_KEYS * lanes)
     return (device.info.max_per_stage_storage_buffers() >= sdpa.DECODE_BINDINGS[0]
-            and matrix_product.gemv_merge_fits(device, k))
+            and matrix_product.gemv_merge_pays(device, heads * dv, splits))

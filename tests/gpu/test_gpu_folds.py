@@ -8,8 +8,9 @@ outputs a BinaryOp multiplies, one dispatch for the three (again only where the 
 the ExpandDims -> Tile -> Reshape that repeats kv heads before an SDPA, which only folds
 where it repeats whole heads (the decoders' tests in tests/models/test_llm_decode.py run it);
 a one-token RoPE after a Gemm, through the views between them; and a one-row attention's
-splits, merged by the product its output reaches through views (not where the row is too
-long for that kernel, nor where the attention's output is the blob asked for)."""
+splits, merged by the product its output reaches through views (not where the row or its
+splits are too many for that kernel, or for its merge to pay, nor where the attention's
+output is the blob asked for)."""
 
 import numpy as np
 import pytest
@@ -428,7 +429,10 @@ def _run_attention(net, feed, target="y"):
     (4, 40, False, True),     # one split: its record all the same
     (4, 300, True, True),     # a NaN key: the heads that read it come out NaN, as unmerged
     (40, 300, False, False),  # 2560 values a row: past the merging kernel's row, kept apart
-], ids=["splits", "one_split", "nan", "row_too_long"])
+    (4, 3000, False, False),  # 46 splits: more than the merging kernel holds, kept apart
+    (32, 300, False, True),   # 4 splits of 2048 values: as many as the product merges
+    (32, 600, False, False),  # 9 of them: the attention merges them once, cheaper than each product workgroup
+], ids=["splits", "one_split", "nan", "row_too_long", "too_many_splits", "splits_that_pay", "splits_that_cost"])
 def test_attention_splits_merge_in_the_product_after_it(tmp_path, monkeypatch, fp16, heads, keys, nan, merged):
     from vkncnn.gpu.ops import matrix_product
     from vkncnn.gpu.ops.split_records import SplitRecords
@@ -443,7 +447,7 @@ def test_attention_splits_merge_in_the_product_after_it(tmp_path, monkeypatch, f
     monkeypatch.setattr(gemm, "record_gemv", lambda layer, cmd, fp16_, x, *a, **k: (
         reads.append(isinstance(x, SplitRecords)), record_gemv(layer, cmd, fp16_, x, *a, **k))[1])
     got = _run_attention(_load(param, weights, True, fp16), feed)
-    assert reads == [merged and merges_in_the_product(heads * 64)]
+    assert reads == [merged and merges_in_the_product(heads, 64, keys)]
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
     tol = 2e-2 if fp16 else 1e-4
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
@@ -456,7 +460,7 @@ def test_an_attention_output_asked_for_itself_is_merged_by_the_attention(tmp_pat
 
 
 def test_the_host_knows_the_merging_kernels_limits():
-    """gemv_merge_fits keeps to innerproduct_gemv.comp's shared row and weight registers."""
+    """gemv_merge_fits keeps to innerproduct_gemv.comp's shared row and its registers."""
     from pathlib import Path
 
     from vkncnn.gpu.ops import matrix_product
@@ -464,3 +468,4 @@ def test_the_host_knows_the_merging_kernels_limits():
     source = (Path(__file__).parents[2] / "shaders" / "innerproduct_gemv.comp").read_text()
     assert f"#define MERGE_MAX_K4 {matrix_product.GEMV_MERGE_MAX_K4} " in source
     assert f"#define MERGE_MAX_STEPS {matrix_product.GEMV_MERGE_MAX_STEPS} " in source
+    assert f"#define MERGE_MAX_SPLITS {matrix_product.GEMV_MERGE_MAX_SPLITS} " in source

@@ -25,6 +25,7 @@ from vkncnn.cpu_fallback import llm
 from vkncnn.errors import GpuError, ShapeError
 from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
+from vkncnn.gpu.ops.matrix_product import gemv_merge_pays
 from vkncnn.gpu.ops.split_records import RECORD_HEAD, SplitRecords
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline, workgroup_cap
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
@@ -60,7 +61,8 @@ DECODE_LANE_KEYS = 8
 # Longer loops than DECODE_UNROLL_MAX_STEPS (a chunk of keys a lane) keep the runtime length.
 DECODE_UNROLL = 1
 # 1: where one product reads a decode step's attention output (through views), it merges the
-# attention's splits itself (SplitRecords; docs/perf-notes.md); 0: the attention merges them
+# attention's splits itself (SplitRecords; docs/perf-notes.md) if they are few enough for it
+# to pay (gemv_merge_pays); 0: the attention always merges them
 DECODE_MERGE_BY_READER = 1
 DECODE_UNROLL_MAX_STEPS = 64
 DECODE_CHUNK = 1024  # sdpa_decode.comp's CHUNK: the keys a workgroup scores before it sums them
@@ -262,7 +264,8 @@ class SDPA(Layer):
         scale = float(np.float32(scale))
         per_group = heads // groups
         one = self._one_dispatch(src, dst, d, dv) and heads
-        records = bool(split_records and one and src == 1 and DECODE_MERGE_BY_READER)
+        records = bool(split_records and one and src == 1 and DECODE_MERGE_BY_READER
+                       and gemv_merge_pays(self.vkdev, heads * dv, self._decode_splits(dst, dv)[0]))
         out = None if records else VkMat.create(dv, src, 1, heads, dims=3, elemsize=q.elemsize, elempack=1,
                                                 allocator=cmd.blob_allocator(opt))
         constants = [src, dst, d, dv, per_group, mask_cstep, scale]
@@ -316,8 +319,7 @@ class SDPA(Layer):
         the reader to merge."""
         src, dst, d, dv = constants[:4]
         heads = bindings[0].numpy_shape()[0]
-        lanes = max(1, self.decode_local // (dv // 4))  # invocations summing the same four value columns
-        splits, span = decode_splits(dst, DECODE_LANE_KEYS * lanes)
+        splits, span, lanes = self._decode_splits(dst, dv)
         keys = min(span, DECODE_CHUNK)  # a chunk's: the loops restart for each
         score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // lanes)
         shapes, qk = [], None
@@ -345,6 +347,12 @@ class SDPA(Layer):
         if work is not None:
             work.release()
         return bindings[4]
+
+    def _decode_splits(self, dst: int, dv: int) -> tuple[int, int, int]:
+        """(splits, span, lanes): sdpa_decode.comp's workgroups per (head, row) over dst keys, the
+        keys of each, and the invocations of one summing the same four value columns."""
+        lanes = max(1, self.decode_local // (dv // 4))
+        return *decode_splits(dst, DECODE_LANE_KEYS * lanes), lanes
 
     def _one_dispatch(self, src: int, dst: int, d: int, dv: int) -> bool:
         """sdpa_decode.comp for these shapes? A few query rows, keys up to DECODE_MAX_KEYS,

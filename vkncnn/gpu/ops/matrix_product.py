@@ -134,9 +134,15 @@ def gemm_on_tensor_cores(vkdev, m: int, n: int, k: int, allowed: bool = True) ->
 # cos and sin too
 GEMV_FOLD_BINDINGS = 7
 GEMV_ROPE_BINDINGS = 9
-# innerproduct_gemv.comp's MERGE_MAX_K4 and MERGE_MAX_STEPS
+# innerproduct_gemv.comp's MERGE_MAX_K4, MERGE_MAX_STEPS and MERGE_MAX_SPLITS
 GEMV_MERGE_MAX_K4 = 512
 GEMV_MERGE_MAX_STEPS = 16
+GEMV_MERGE_MAX_SPLITS = 16
+# The most values (splits x row length) a merging product takes. Each of its workgroups
+# merges the whole row, so the merge's cost grows with both, and past this the attention
+# merging its splits once costs less than the product merging them in every workgroup
+# (docs/perf-notes.md, "the o projection merges the attention's splits").
+GEMV_MERGE_MAX_VALUES = 8192
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
@@ -156,7 +162,7 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     lx, ly = gemv_workgroup(cmd.vkdev, k, paired=rope is not None)
     merge = x if isinstance(x, SplitRecords) else None
     if merge is not None and (prenorm is not None or up is not None or rope is not None
-                              or merge.row_length != k or not gemv_merge_fits(cmd.vkdev, k)):
+                              or merge.row_length != k or not gemv_merge_fits(cmd.vkdev, k, merge.splits)):
         raise GpuError(f"{layer.name!r}: an attention's splits merge only into a plain product of their row")
     eps, gamma = prenorm if prenorm is not None else (0.0, None)
     mode = 0 if prenorm is None else 2 if gamma is not None else 1
@@ -177,14 +183,22 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     cmd.record_pipeline(pipeline, bindings, [], (gx * lx, -(-groups // gx) * ly, 1))
 
 
-def gemv_merge_fits(vkdev, k: int) -> bool:
-    """Can innerproduct_gemv.comp's MERGE read a row of k values as an attention's splits? Its
-    shared row holds GEMV_MERGE_MAX_K4 vec4s (beside its three 256-float sums) and each
-    invocation GEMV_MERGE_MAX_STEPS of its weight loads."""
+def gemv_merge_fits(vkdev, k: int, splits: int = 1) -> bool:
+    """Can innerproduct_gemv.comp's MERGE read a row of k values as an attention's splits
+    (`splits` a head)? Its shared row holds GEMV_MERGE_MAX_K4 vec4s (beside its three
+    256-float sums), each invocation GEMV_MERGE_MAX_STEPS of its weight loads and the records
+    of GEMV_MERGE_MAX_SPLITS splits."""
     lx, _ = gemv_workgroup(vkdev, k)
     shared = 4 * (3 * 256 + 4 * GEMV_MERGE_MAX_K4)
     return (k % 4 == 0 and 0 < k // 4 <= GEMV_MERGE_MAX_K4 and -(-(k // 4) // lx) <= GEMV_MERGE_MAX_STEPS
-            and shared <= vkdev.info.max_shared_memory_size())
+            and 0 < splits <= GEMV_MERGE_MAX_SPLITS and shared <= vkdev.info.max_shared_memory_size())
+
+
+def gemv_merge_pays(vkdev, k: int, splits: int) -> bool:
+    """Should the product reading an attention's output of k values, split `splits` ways a
+    head, merge the splits (rather than the attention)? Where the kernel can, and the row's
+    splits hold at most GEMV_MERGE_MAX_VALUES values."""
+    return gemv_merge_fits(vkdev, k, splits) and splits * k <= GEMV_MERGE_MAX_VALUES
 
 
 def gemv_folds_fit(vkdev, bindings: int = GEMV_FOLD_BINDINGS) -> bool:
