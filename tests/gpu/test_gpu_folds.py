@@ -430,8 +430,8 @@ def _run_attention(net, feed, target="y"):
     (4, 300, True, True),     # a NaN key: the heads that read it come out NaN, as unmerged
     (40, 300, False, False),  # 2560 values a row: past the merging kernel's row, kept apart
     (4, 3000, False, False),  # 46 splits: more than the merging kernel holds, kept apart
-    (32, 300, False, True),   # 4 splits of 2048 values: as many as the product merges
-    (32, 600, False, False),  # 9 of them: the attention merges them once, cheaper than each product workgroup
+    (32, 600, False, True),   # 9 splits of 2048 values: as many as pay for the product to merge
+    (32, 900, False, False),  # 14 of them: the attention merges them once, cheaper than each product workgroup
 ], ids=["splits", "one_split", "nan", "row_too_long", "too_many_splits", "splits_that_pay", "splits_that_cost"])
 def test_attention_splits_merge_in_the_product_after_it(tmp_path, monkeypatch, fp16, heads, keys, nan, merged):
     from vkncnn.gpu.ops import matrix_product

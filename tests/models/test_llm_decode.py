@@ -133,9 +133,9 @@ def test_device_cache_split_keys_merged_by_the_o_projection(name, fp16, tol, tmp
     """A cache of 256 rows: the attention reads them all (the mask hides those past the
     length), so each head's keys split over several workgroups (4 at head width 64, 8 at
     128). The o projection then merges the splits as it reads the attention's output (a
-    SplitRecords) where they are few enough to pay (qwen2.5's 4 of 896 values; qwen3's 8 of
-    2048 only with the bound raised): the steps match the numpy path, as they do with the
-    attention merging the splits itself (DECODE_MERGE_BY_READER=0)."""
+    SplitRecords) where they are few enough to pay (qwen2.5's 4 of 896 values, qwen3's 8 of
+    2048; again with the bound on them raised): the steps match the numpy path, as they do
+    with the attention merging the splits itself (DECODE_MERGE_BY_READER=0)."""
     path, weights = _decoder(name, 2, tmp_path_factory)
     feeds = sequence_feeds(name, [PREFILL, 1, 1])
     want_rows, _ = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)

@@ -139,10 +139,10 @@ GEMV_MERGE_MAX_K4 = 512
 GEMV_MERGE_MAX_STEPS = 16
 GEMV_MERGE_MAX_SPLITS = 16
 # The most values (splits x row length) a merging product takes. Each of its workgroups
-# merges the whole row, so the merge's cost grows with both, and past this the attention
-# merging its splits once costs less than the product merging them in every workgroup
-# (docs/perf-notes.md, "the o projection merges the attention's splits").
-GEMV_MERGE_MAX_VALUES = 8192
+# merges the whole row, so the merge's cost grows with both; up to this many (12 splits of
+# 2048) it was measured to pay (docs/perf-notes.md, "the o projection merges the attention's
+# splits"), and past it the attention merges its splits itself.
+GEMV_MERGE_MAX_VALUES = 24576
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
