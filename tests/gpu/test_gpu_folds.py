@@ -430,9 +430,9 @@ def _run_attention(net, feed, target="y"):
     (4, 300, True, True),     # a NaN key: the heads that read it come out NaN, as unmerged
     (40, 300, False, False),  # 2560 values a row: past the merging kernel's row, kept apart
     (4, 3000, False, False),  # 46 splits: more than the merging kernel holds, kept apart
-    (32, 600, False, True),   # 9 splits of 2048 values: as many as pay for the product to merge
-    (32, 900, False, False),  # 14 of them: the attention merges them once, cheaper than each product workgroup
-], ids=["splits", "one_split", "nan", "row_too_long", "too_many_splits", "splits_that_pay", "splits_that_cost"])
+    (32, 600, False, True),   # 9 splits of 2048 values: within GEMV_MERGE_MAX_VALUES
+    (32, 900, False, False),  # 14 of them: past it, the attention merges them itself
+], ids=["splits", "one_split", "nan", "row_too_long", "too_many_splits", "splits_in_bound", "splits_past_bound"])
 def test_attention_splits_merge_in_the_product_after_it(tmp_path, monkeypatch, fp16, heads, keys, nan, merged):
     from vkncnn.gpu.ops import matrix_product
     from vkncnn.gpu.ops.split_records import SplitRecords
