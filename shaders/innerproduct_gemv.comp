@@ -100,8 +100,8 @@ shared vec4 merged_x[MERGE_MAX_K4];
 // the input row: each head's splits merged, each scaled by exp(its maximum - the head's),
 // by the whole workgroup, a (head, four columns) at a time. Every load of an invocation's
 // rounds and splits comes first, unconditionally (an index past the row is clamped, its
-// store skipped): with constant trip counts they are all in flight at once, one wait on
-// memory in all, where a round at a time, maxima before sums, waited once per phase.
+// store skipped): with constant trip counts they can all be in flight at once, where a
+// round at a time, maxima before sums, waited on memory once per round and phase.
 void merge_splits_into_row()
 {
     const int n = int(gl_WorkGroupSize.x * gl_WorkGroupSize.y);
