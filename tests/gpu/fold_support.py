@@ -14,7 +14,6 @@ def merges_in_the_product(heads: int, dv: int, keys: int) -> bool:
     kernel (6 storage buffers a stage), and the product room for the row and the splits
     (gemv_merge_pays: few enough of them for the product's merge to cost less)."""
     device = vkncnn.get_gpu_device()
-    lanes = max(1, min(sdpa.DECODE_LOCAL, workgroup_cap(device)) // (dv // 4))
-    splits, _ = sdpa.decode_splits(keys, sdpa.DECODE_LANE_KEYS * lanes)
+    splits, _, _ = sdpa.decode_layout(keys, dv, min(sdpa.DECODE_LOCAL, workgroup_cap(device)))
     return (device.info.max_per_stage_storage_buffers() >= sdpa.DECODE_BINDINGS[0]
             and matrix_product.gemv_merge_pays(device, heads * dv, splits))

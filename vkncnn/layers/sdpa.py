@@ -26,7 +26,7 @@ from vkncnn.errors import GpuError, ShapeError
 from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.gpu.ops.matrix_product import gemv_merge_pays
-from vkncnn.gpu.ops.split_records import RECORD_HEAD, SplitRecords
+from vkncnn.gpu.ops.split_records import SplitRecords, record_words
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline, workgroup_cap
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
@@ -265,7 +265,7 @@ class SDPA(Layer):
         per_group = heads // groups
         one = self._one_dispatch(src, dst, d, dv) and heads
         records = bool(split_records and one and src == 1 and DECODE_MERGE_BY_READER
-                       and gemv_merge_pays(self.vkdev, heads * dv, self._decode_splits(dst, dv)[0]))
+                       and gemv_merge_pays(self.vkdev, heads * dv, decode_layout(dst, dv, self.decode_local)[0]))
         out = None if records else VkMat.create(dv, src, 1, heads, dims=3, elemsize=q.elemsize, elempack=1,
                                                 allocator=cmd.blob_allocator(opt))
         constants = [src, dst, d, dv, per_group, mask_cstep, scale]
@@ -319,7 +319,7 @@ class SDPA(Layer):
         the reader to merge."""
         src, dst, d, dv = constants[:4]
         heads = bindings[0].numpy_shape()[0]
-        splits, span, lanes = self._decode_splits(dst, dv)
+        splits, span, lanes = decode_layout(dst, dv, self.decode_local)
         keys = min(span, DECODE_CHUNK)  # a chunk's: the loops restart for each
         score_steps, pv_steps = -(-keys // self.decode_local), -(-keys // lanes)
         shapes, qk = [], None
@@ -337,8 +337,8 @@ class SDPA(Layer):
         if records:  # src is 1: the records are the output, and nothing in them is counted
             work = SplitRecords(heads, splits, dv, bindings[0].elemsize == 2, cmd.blob_allocator(opt))
         elif splits > 1:
-            words = heads * src * (1 + splits * (dv + RECORD_HEAD))
-            work = VkMat.create(words, dims=1, elemsize=4, allocator=cmd.blob_allocator(opt))
+            work = VkMat.create(record_words(heads * src, splits, dv), dims=1, elemsize=4,
+                                allocator=cmd.blob_allocator(opt))
             cmd.record_fill(work)
         cmd.record_pipeline(pipeline, bindings + [work] + write_bindings, constants + [splits, span],
                             (heads * splits * self.decode_local, src, 1))
@@ -347,12 +347,6 @@ class SDPA(Layer):
         if work is not None:
             work.release()
         return bindings[4]
-
-    def _decode_splits(self, dst: int, dv: int) -> tuple[int, int, int]:
-        """(splits, span, lanes): sdpa_decode.comp's workgroups per (head, row) over dst keys, the
-        keys of each, and the invocations of one summing the same four value columns."""
-        lanes = max(1, self.decode_local // (dv // 4))
-        return *decode_splits(dst, DECODE_LANE_KEYS * lanes), lanes
 
     def _one_dispatch(self, src: int, dst: int, d: int, dv: int) -> bool:
         """sdpa_decode.comp for these shapes? A few query rows, keys up to DECODE_MAX_KEYS,
@@ -369,6 +363,14 @@ class SDPA(Layer):
         rows_y = min(n_rows, 65535)
         cmd.record_pipeline(self.softmax_group, [scores], [n_rows, row_len],
                             (self.softmax_group.local_size_x, rows_y, -(-n_rows // rows_y)))
+
+
+def decode_layout(keys: int, dv: int, local: int) -> tuple[int, int, int]:
+    """(splits, span, lanes): sdpa_decode.comp's workgroups of `local` invocations per (head,
+    row) over `keys` keys, the keys of each, and the invocations of one summing the same four
+    value columns (each split holds DECODE_LANE_KEYS keys a lane at least)."""
+    lanes = max(1, local // (dv // 4))
+    return *decode_splits(keys, DECODE_LANE_KEYS * lanes), lanes
 
 
 def decode_splits(keys: int, fewest: int) -> tuple[int, int]:

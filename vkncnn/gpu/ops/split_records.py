@@ -18,13 +18,19 @@ from ..vulkan.vkmat import VkMat
 RECORD_HEAD = 3
 
 
+def record_words(rows: int, splits: int, dv: int) -> int:
+    """Words of sdpa_decode.comp's workspace for `rows` (head, query row) pairs: a counter
+    each, then each one's `splits` records."""
+    return rows * (1 + splits * (dv + RECORD_HEAD))
+
+
 class SplitRecords(VkMat):
     """The words sdpa_decode.comp leaves with MERGE_BY_READER for one query row: `heads`
     counters (unused), then per head and split RECORD_HEAD + dv words (fp32 bits). It stands
     for the attention's (heads, 1, dv) output, read by a product as one row of heads * dv."""
 
     def __init__(self, heads: int, splits: int, dv: int, fp16: bool, allocator) -> None:
-        super().__init__(heads * (1 + splits * (dv + RECORD_HEAD)), dims=1, elemsize=4, allocator=allocator)
+        super().__init__(record_words(heads, splits, dv), dims=1, elemsize=4, allocator=allocator)
         self.heads, self.splits, self.dv = heads, splits, dv
         self.fp16 = fp16  # the storage of the output it stands for
 
