@@ -35,6 +35,20 @@ def test_loop_by_loop():
     assert log == list("ababab")
 
 
+def test_rewarm_runs_untimed_before_each_block():
+    log: list = []
+
+    class SlowRunner(FakeRunner):
+        def infer(self, x) -> None:
+            time.sleep(0.002)  # longer than the re-warm: exactly one untimed inference a block
+            super().infer(x)
+
+    times = bench.time_interleaved([SlowRunner("a", log), SlowRunner("b", log)], np.zeros(1), loops=3, block=2,
+                                   settle_s=0.0, rewarm_s=0.001)
+    assert log == list("aaabbbaabb")  # each block: one re-warm, then the timed loops
+    assert [len(times["a"]), len(times["b"])] == [3, 3]
+
+
 def test_warm_up_runs_the_rounds_then_until_the_time_is_up():
     log: list = []
     runners = [FakeRunner("a", log), FakeRunner("b", log)]

@@ -208,7 +208,7 @@ def bench_model(source: ModelSource, args, batch: int = 1, out=print) -> dict:
             result[f"{r.name}_load_ms"] = r.load_s * 1e3
             result[f"{r.name}_first_ms"] = (time.perf_counter() - t0) * 1e3
         warm_up(runners, x, args.warmup, args.warmup_s)
-        times = time_interleaved(runners, x, args.loops, args.block, args.settle_ms / 1e3)
+        times = time_interleaved(runners, x, args.loops, args.block, args.settle_ms / 1e3, args.rewarm_ms / 1e3)
         for name, ts in times.items():
             result[f"{name}_min_ms"] = min(ts)
             result[f"{name}_median_ms"] = statistics.median(ts)
@@ -269,6 +269,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     "(default: 5 on the CPU, 10 on the GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
                     "runtime's threads sleep (default: 300 on the CPU, 0 on the GPU)")
+    ap.add_argument("--rewarm-ms", type=float, default=0.0, help="untimed inferences of a runner right "
+                    "before each of its timed blocks, for at least this long (one at least): each block "
+                    "starts on a clock its own runtime ramped up (default 0: none)")
     ap.add_argument("--models", help="comma-separated benchmark names or .param paths "
                     "(default: every benchmark model)")
     ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 
-def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dict:
+def time_interleaved(runners, x, loops: int, block: int, settle_s: float, rewarm_s: float = 0.0) -> dict:
     """Milliseconds per inference for each runner: `block` loops of one, then of the next...
 
     Interleaving keeps both runtimes under the same machine state (speeds move a lot
@@ -21,6 +21,11 @@ def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dic
       whoever runs it, a cost neither runtime has when it runs alone. In blocks of 10 only
       the first of each block pays it, and the medians are each runtime's own speed.
       `--block 1` gives the loop-by-loop figures.
+    - With `rewarm_s`, each block starts after untimed inferences of its runner (one at
+      least, and more until `rewarm_s` have passed): where one runtime's steps leave the GPU
+      mostly idle (real ncnn's LLM decode steps, whose caches cross through the host), its
+      clock drops, and the other's next block would start on a slow clock. The re-warm also
+      takes the switch between the runtimes' devices off the timed inferences.
     Figures for each: docs/perf-notes.md, "Benchmark method: interleaving, quiet time, GPU
     blocks".
     """
@@ -30,6 +35,8 @@ def time_interleaved(runners, x, loops: int, block: int, settle_s: float) -> dic
         n = min(block, loops - done)
         for r in runners:
             time.sleep(settle_s)
+            if rewarm_s > 0:
+                warm_up([r], x, 1, rewarm_s)
             for _ in range(n):
                 t0 = time.perf_counter()
                 r.infer(x)
@@ -47,3 +54,4 @@ def warm_up(runners, x, loops: int, seconds: float) -> int:
             r.infer(x)
         done += 1
     return done
+

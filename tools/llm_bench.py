@@ -150,7 +150,7 @@ def bench_llm(name: str, args) -> dict:
         cases = [_Case(r) for r in runners]
         for label, x, loops in (("prefill", prefill, args.loops), ("decode", decode, args.steps)):
             warm_up(cases, x, args.warmup, args.warmup_s)
-            times = time_interleaved(cases, x, loops, args.block, args.settle_ms / 1e3)
+            times = time_interleaved(cases, x, loops, args.block, args.settle_ms / 1e3, args.rewarm_ms / 1e3)
             tokens = args.prefill if label == "prefill" else 1
             for who, ts in times.items():
                 result[f"{who}_{label}_median_ms"] = statistics.median(ts)
