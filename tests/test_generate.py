@@ -16,6 +16,7 @@ from vkncnn.errors import (
     ArgumentError,
     ArgumentTypeError,
     BlobNotFoundError,
+    MatError,
     ModelFileError,
     ShapeError,
     TokenizerError,
@@ -256,6 +257,8 @@ def test_device_cache_states_and_misuse(gpu_gen, greedy):
     dec = start.decoder
     with pytest.raises(ShapeError, match="mask"):
         dec.step(gpu_gen.embed([3]), np.zeros((1, 3), np.float32), *rope_tables(0, 1, 32, 1e4))
+    with pytest.raises(MatError, match="Decoder.step: cos needs a real-valued array"):
+        dec.step(gpu_gen.embed([3]), np.zeros((1, dec.length + 1), np.float32), "cos", rope_tables(0, 1, 32, 1e4)[1])
     with pytest.raises(ArgumentError, match="GPU path"):
         Decoder(load_generator(TINY_LM_DIR).decoder)
     ex = load_generator(TINY_LM_DIR).decoder.create_extractor()

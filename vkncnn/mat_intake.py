@@ -57,6 +57,16 @@ def _real(a: np.ndarray, what: str) -> np.ndarray:
     return a
 
 
+def float32_copy(array: object, what: str) -> np.ndarray:
+    """A C-contiguous float32 copy of a real-valued array (a MatError for anything else)."""
+    a = _real(as_array(array, what), what)
+    check_buffer(a.shape, 4, f"{what} of shape {a.shape}")
+    try:
+        return _checked_float32(a)
+    except MemoryError:
+        raise MatAllocationError(f"{what}: not enough memory for a copy of shape {a.shape}") from None
+
+
 def intake(array: object, what: str = "Mat(array)") -> tuple[np.ndarray, bool]:
     """(storage, shared): the array itself when it can be shared, else a contiguous copy."""
     a = _real(as_array(array, what), what)

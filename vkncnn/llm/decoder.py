@@ -30,6 +30,7 @@ import numpy as np
 from ..array_checks import is_int
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..mat import Mat
+from ..mat_intake import float32_copy
 from .decoder_inputs import MASKED
 from .mat_cache_step import DECODER_INPUTS, DECODER_OUTPUT, cache_blob_names
 
@@ -143,12 +144,13 @@ class Decoder:
     def _begin(self, embeddings, mask, cos, sin) -> tuple[tuple[int, int], dict]:
         """Check a step's inputs and ready the cache for it: the plan key (new tokens,
         capacity) and the host inputs by blob index."""
-        embeddings = np.ascontiguousarray(embeddings, np.float32)
+        # copies: the plan's uploads read them, and nothing of the caller's may be touched
+        embeddings, mask, cos, sin = (float32_copy(a, f"Decoder.step: {what}") for a, what in
+                                      ((embeddings, "embeddings"), (mask, "mask"), (cos, "cos"), (sin, "sin")))
         if embeddings.ndim != 2 or not len(embeddings):
             raise ShapeError(f"Decoder.step: expected embeddings (new, hidden), got {embeddings.shape}")
         new, past = len(embeddings), self.length
         total = past + new
-        mask = np.asarray(mask, np.float32)
         if mask.shape != (new, total):
             raise ShapeError(f"Decoder.step: expected a mask of ({new}, {total}) for {new} tokens after {past}, "
                              f"got {mask.shape}")
@@ -162,9 +164,7 @@ class Decoder:
         self._cache.set_position(past)
         self.serial += 1
         self._written[past:total] = self.serial  # marked first: a step that fails may have written them
-        # copies: the plan's uploads read them, and nothing of the caller's may be touched
-        values = (np.array(embeddings, np.float32), padded, np.array(cos, np.float32), np.array(sin, np.float32))
-        return (new, self.capacity), dict(zip(self._host_inputs, values))
+        return (new, self.capacity), dict(zip(self._host_inputs, (embeddings, padded, cos, sin)))
 
     def truncate(self, length: int) -> None:
         """Keep the first `length` tokens: the next step writes after them (0: a new sequence)."""
