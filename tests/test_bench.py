@@ -49,6 +49,20 @@ def test_rewarm_runs_untimed_before_each_block():
     assert [len(times["a"]), len(times["b"])] == [3, 3]
 
 
+@pytest.mark.parametrize("gpu,want", [(True, (10, 2.0, 0.0, 300.0)), (False, (5, 0.0, 300.0, 0.0))])
+def test_timing_defaults_by_device_keep_what_was_given(gpu, want):
+    from types import SimpleNamespace
+
+    from vkncnn.tools.interleave import set_timing_defaults
+
+    args = SimpleNamespace(gpu=gpu, block=None, warmup_s=None, settle_ms=None, rewarm_ms=None)
+    set_timing_defaults(args)
+    assert (args.block, args.warmup_s, args.settle_ms, args.rewarm_ms) == want
+    given = SimpleNamespace(gpu=gpu, block=1, warmup_s=0.5, settle_ms=7.0, rewarm_ms=0.0)
+    set_timing_defaults(given)
+    assert (given.block, given.warmup_s, given.settle_ms, given.rewarm_ms) == (1, 0.5, 7.0, 0.0)
+
+
 def test_warm_up_runs_the_rounds_then_until_the_time_is_up():
     log: list = []
     runners = [FakeRunner("a", log), FakeRunner("b", log)]
@@ -78,8 +92,8 @@ def _gpu_profile(tmp_path, by: str) -> dict:
         import pytest
         pytest.skip("no Vulkan device")
     out = tmp_path / "bench.json"
-    assert bench.main(["--gpu", "--loops", "1", "--warmup", "0", "--warmup-s", "0", "--models", "squeezenet",
-                       "--profile", by, "--json", str(out)]) == 0
+    assert bench.main(["--gpu", "--loops", "1", "--warmup", "0", "--warmup-s", "0", "--rewarm-ms", "0",
+                       "--models", "squeezenet", "--profile", by, "--json", str(out)]) == 0
     return json.loads(out.read_text())[0]["profile"]
 
 

@@ -10,7 +10,7 @@ from vkncnn.tools.ncnn_oracle import ncnn
 
 TINY = ["bench", "--llm", "--models", "qwen2.5_0.5b", "--blocks", "1", "--vocab", "1000", "--prefill", "6",
         "--past", "5", "--steps", "3", "--loops", "2", "--warmup", "1", "--warmup-s", "0.1", "--block", "2",
-        "--settle-ms", "0", "--compare-ncnn", "--bandwidth-gbs", "100"]
+        "--settle-ms", "0", "--rewarm-ms", "10", "--compare-ncnn", "--bandwidth-gbs", "100"]
 
 
 def _run(tmp_path, capsys, device: list[str]) -> dict:

@@ -32,7 +32,7 @@ import numpy as np
 
 from .benchmark_models import INPUT_SHAPES
 from .cmd_common import CommandError, parse_shape
-from .interleave import time_interleaved, warm_up
+from .interleave import set_timing_defaults, time_interleaved, warm_up
 from .llm_bench import add_llm_arguments
 from .llm_bench import run as run_llm
 from .model_source import ModelSource, resolve_model
@@ -269,9 +269,9 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
                     "(default: 5 on the CPU, 10 on the GPU)")
     ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
                     "runtime's threads sleep (default: 300 on the CPU, 0 on the GPU)")
-    ap.add_argument("--rewarm-ms", type=float, default=0.0, help="untimed inferences of a runner right "
-                    "before each of its timed blocks, for at least this long (one at least): each block "
-                    "starts on a clock its own runtime ramped up (default 0: none)")
+    ap.add_argument("--rewarm-ms", type=float, help="untimed inferences of a runner right before each of "
+                    "its timed blocks, for at least this long (one at least), so that each block starts on a "
+                    "clock its own runtime ramped up (default: 300 on the GPU, 0 on the CPU)")
     ap.add_argument("--models", help="comma-separated benchmark names or .param paths "
                     "(default: every benchmark model)")
     ap.add_argument("--compare-ncnn", action="store_true", help="run real ncnn in the same run")
@@ -312,12 +312,7 @@ def run(args) -> int:
     """Time each model; 1 when any failed (each failure is one line of the table)."""
     if args.llm:
         return run_llm(args)
-    if args.block is None:
-        args.block = 10 if args.gpu else 5
-    if args.warmup_s is None:
-        args.warmup_s = 2.0 if args.gpu else 0.0
-    if args.settle_ms is None:
-        args.settle_ms = 0.0 if args.gpu else 300.0
+    set_timing_defaults(args)
     if args.threads:
         os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     sources = model_sources(args)
@@ -330,7 +325,8 @@ def run(args) -> int:
         head += f"{'ncnn med':>10}" + (f"{'ncnn i/s':>10}" if batched else "") + f"{'ratio':>7}"
     print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: "
           f"{'fp16' if args.fp16 and args.gpu else 'fp32'}  threads: {args.threads}  "
-          f"interleave: blocks of {args.block}, {args.settle_ms:g} ms apart")
+          f"interleave: blocks of {args.block}, {args.settle_ms:g} ms apart, "
+          f"re-warmed {args.rewarm_ms:g} ms")
     print(head)
     failed = 0
     with Progress(len(sources) * len(args.batch), "bench", quiet=args.quiet) as progress:

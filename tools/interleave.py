@@ -55,3 +55,20 @@ def warm_up(runners, x, loops: int, seconds: float) -> int:
         done += 1
     return done
 
+
+def set_timing_defaults(args) -> None:
+    """Fill in the interleaving options left unset, by device (figures: docs/perf-notes.md,
+    "Benchmark method: interleaving, quiet time, GPU blocks")."""
+    gpu = bool(args.gpu)
+    if args.block is None:
+        args.block = 10 if gpu else 5
+    if args.warmup_s is None:
+        # an idle GPU runs at a fraction of its clock: dozens of millisecond-long steps end
+        # before it has ramped up
+        args.warmup_s = 2.0 if gpu else 0.0
+    if args.settle_ms is None:
+        args.settle_ms = 0.0 if gpu else 300.0
+    if args.rewarm_ms is None:
+        # the GPU's clock sinks while a runtime leaves it half idle (real ncnn's LLM decode
+        # steps): each block starts after 300 ms of its own runtime's load
+        args.rewarm_ms = 300.0 if gpu else 0.0

@@ -32,7 +32,7 @@ import time
 
 from .benchmark_models import LLM_MODELS, llm_decoder_path
 from .cmd_common import CommandError
-from .interleave import time_interleaved, warm_up
+from .interleave import set_timing_defaults, time_interleaved, warm_up
 from .llm_steps import NcnnDecoder, VkncnnDecoder, decode_case, proj_out_path, step_feed
 from .llm_truncate import truncate_decoder_file, truncate_proj_out
 from .randweights import random_weights
@@ -194,21 +194,15 @@ def run(args) -> int:
         raise CommandError("--llm times the benchmark decoders: choose them with --models, not MODEL")
     names = llm_models(args)
     args.bandwidth_gbs, source = floor_bandwidth(args)
-    if args.block is None:
-        args.block = 10 if args.gpu else 5
-    if args.settle_ms is None:
-        args.settle_ms = 0.0 if args.gpu else 300.0
-    if args.warmup_s is None:
-        # an idle GPU runs at a fraction of its clock: a few dozen decode steps end before it
-        # has ramped up (docs/perf-notes.md, "Benchmark method")
-        args.warmup_s = 2.0 if args.gpu else 0.0
+    set_timing_defaults(args)
     storage = "fp16" if args.fp16 and args.gpu else "fp32"
     cache = "  our KV cache on the device" if args.gpu else ""
     print(f"device: {'GPU ' + str(args.device) if args.gpu else 'CPU'}  storage: {storage}{cache}  "
           f"threads: {args.threads}  "
           f"prefill {args.prefill} tokens, decode after {args.past}"
           + (f", first {args.blocks} blocks" if args.blocks else "")
-          + f"  floor at {args.bandwidth_gbs:g} GB/s ({source})")
+          + f"  floor at {args.bandwidth_gbs:g} GB/s ({source})"
+          + f"  interleave: blocks of {args.block}, re-warmed {args.rewarm_ms:g} ms")
     cmp = args.compare_ncnn
     head = f"{'model':<24}{'prefill tok/s':>14}" + (f"{'ncnn':>9}{'ratio':>7}" if cmp else "")
     mats = _mat_cache_too(args)
