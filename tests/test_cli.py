@@ -123,6 +123,15 @@ def test_bad_shape_is_a_usage_error_naming_the_option(capsys):
     assert "usage: vkncnn info" in err and "argument --shape: '3;32;32' is not a shape" in err
 
 
+@pytest.mark.parametrize("option", ["--warmup-s", "--settle-ms", "--rewarm-ms"])
+@pytest.mark.parametrize("value", ["-5", "nan", "inf", "abc"])
+def test_bench_times_are_numbers_at_least_0(capsys, option, value):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["bench", "--models", "squeezenet", option, value])
+    assert e.value.code == 2
+    assert f"argument {option}: expected a number >= 0, got '{value}'" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("argv, words", [
     (["info", "missing.param"], "missing.param: no such file"),
     (["info", DIGITS_PARAM], "--shape in0=C,H,W"),                       # no shape anywhere for in0

@@ -31,7 +31,7 @@ import time
 import numpy as np
 
 from .benchmark_models import INPUT_SHAPES
-from .cmd_common import CommandError, parse_shape
+from .cmd_common import CommandError, non_negative_float, parse_shape
 from .interleave import set_timing_defaults, time_interleaved, warm_up
 from .llm_bench import add_llm_arguments
 from .llm_bench import run as run_llm
@@ -263,13 +263,13 @@ def add_arguments(ap: argparse.ArgumentParser) -> None:
     add_runner_arguments(ap)
     ap.add_argument("--loops", type=int, default=8, help="timed inferences per model (default 8)")
     ap.add_argument("--warmup", type=int, default=3, help="untimed loops first")
-    ap.add_argument("--warmup-s", type=float, help="...and at least this many seconds of them "
+    ap.add_argument("--warmup-s", type=non_negative_float, help="...and at least this many seconds of them "
                     "(default: 2 on the GPU, whose clock ramps up under load; 0 on the CPU)")
     ap.add_argument("--block", type=int, help="timed loops per runner before switching "
                     "(default: 5 on the CPU, 10 on the GPU)")
-    ap.add_argument("--settle-ms", type=float, help="quiet time before each block, letting the other "
+    ap.add_argument("--settle-ms", type=non_negative_float, help="quiet time before each block, letting the other "
                     "runtime's threads sleep (default: 300 on the CPU, 0 on the GPU)")
-    ap.add_argument("--rewarm-ms", type=float, help="untimed inferences of a runner right before each of "
+    ap.add_argument("--rewarm-ms", type=non_negative_float, help="untimed inferences of a runner right before each of "
                     "its timed blocks, for at least this long (one at least), so that each block starts on a "
                     "clock its own runtime ramped up (default: 300 on the GPU, 0 on the CPU)")
     ap.add_argument("--models", help="comma-separated benchmark names or .param paths "

@@ -49,6 +49,17 @@ def parse_floats(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"{text!r} is not a comma-separated list of numbers") from None
 
 
+def non_negative_float(text: str) -> float:
+    """A time or amount that may be 0 but not negative, nor NaN or infinite."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number >= 0, got {text!r}")
+    return value
+
+
 def parse_size(text: str) -> tuple[int, int]:
     """`W,H` (or `WxH`) -> (w, h), both positive."""
     parts = re.split(r"[,x]", text.strip().lower())

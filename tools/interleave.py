@@ -69,6 +69,6 @@ def set_timing_defaults(args) -> None:
     if args.settle_ms is None:
         args.settle_ms = 0.0 if gpu else 300.0
     if args.rewarm_ms is None:
-        # the GPU's clock sinks while a runtime leaves it half idle (real ncnn's LLM decode
+        # the GPU's clock sinks while a runtime leaves it mostly idle (real ncnn's LLM decode
         # steps): each block starts after 300 ms of its own runtime's load
         args.rewarm_ms = 300.0 if gpu else 0.0
