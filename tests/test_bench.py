@@ -83,6 +83,8 @@ def test_cpu_run_against_ncnn_writes_json(tmp_path, capsys):
     result = json.loads(out.read_text())[0]
     for key in ("vkncnn_median_ms", "ncnn_median_ms", "vkncnn_load_ms", "vkncnn_first_ms", "rss_peak_mb"):
         assert result[key] > 0
+    # the CPU's interleaving defaults, except the settle time given
+    assert (result["block"], result["warmup_s"], result["settle_ms"], result["rewarm_ms"]) == (5, 0.0, 1.0, 0.0)
     assert abs(result["ratio"] - result["vkncnn_median_ms"] / result["ncnn_median_ms"]) < 1e-9
 
 

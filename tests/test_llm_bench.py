@@ -20,6 +20,7 @@ def _run(tmp_path, capsys, device: list[str]) -> dict:
     assert "qwen2.5_0.5b" in table and "decode tok/s" in table
     (r,) = json.loads(out.read_text())
     assert r["model"] == "qwen2.5_0.5b" and (r["prefill"], r["past"], r["blocks"]) == (6, 5, 1)
+    assert (r["block"], r["warmup_s"], r["settle_ms"], r["rewarm_ms"]) == (2, 0.1, 0.0, 10.0)
     for who in ("vkncnn", "ncnn"):
         for case, tokens in (("prefill", 6), ("decode", 1)):
             ms = r[f"{who}_{case}_median_ms"]

@@ -32,7 +32,7 @@ import numpy as np
 
 from .benchmark_models import INPUT_SHAPES
 from .cmd_common import CommandError, non_negative_float, parse_shape
-from .interleave import set_timing_defaults, time_interleaved, warm_up
+from .interleave import set_timing_defaults, time_interleaved, timing_settings, warm_up
 from .llm_bench import add_llm_arguments
 from .llm_bench import run as run_llm
 from .model_source import ModelSource, resolve_model
@@ -201,7 +201,7 @@ def bench_model(source: ModelSource, args, batch: int = 1, out=print) -> dict:
             runners.append(NcnnRunner(param, weights, args, tmp))
         for r in runners:
             r.batch = batch
-        result = {"model": model, "batch": batch}
+        result = {"model": model, "batch": batch, **timing_settings(args)}
         for r in runners:
             t0 = time.perf_counter()
             r.infer(x)

@@ -72,3 +72,11 @@ def set_timing_defaults(args) -> None:
         # the GPU's clock sinks while a runtime leaves it mostly idle (real ncnn's LLM decode
         # steps): each block starts after 300 ms of its own runtime's load
         args.rewarm_ms = 300.0 if gpu else 0.0
+
+
+TIMING_OPTIONS = ("block", "warmup_s", "settle_ms", "rewarm_ms")
+
+
+def timing_settings(args) -> dict:
+    """The interleaving options a run used, for its JSON results (set_timing_defaults first)."""
+    return {name: getattr(args, name) for name in TIMING_OPTIONS}

@@ -32,7 +32,7 @@ import time
 
 from .benchmark_models import LLM_MODELS, llm_decoder_path
 from .cmd_common import CommandError
-from .interleave import set_timing_defaults, time_interleaved, warm_up
+from .interleave import set_timing_defaults, time_interleaved, timing_settings, warm_up
 from .llm_steps import NcnnDecoder, VkncnnDecoder, decode_case, proj_out_path, step_feed
 from .llm_truncate import truncate_decoder_file, truncate_proj_out
 from .randweights import random_weights
@@ -126,7 +126,7 @@ def _weight_floor_ms(weight_bytes: int, args, gbs: float) -> float:
 
 def bench_llm(name: str, args) -> dict:
     result: dict = {"model": name, "prefill": args.prefill, "past": args.past, "blocks": args.blocks,
-                    "vkncnn_kv_cache": "device" if args.gpu else "mats"}
+                    "vkncnn_kv_cache": "device" if args.gpu else "mats", **timing_settings(args)}
     with tempfile.TemporaryDirectory() as tmp:
         decoder, dw, proj, pw = model_files(name, args, tmp)
         # (runner, its options): ours with the caches on the device (on the GPU), ours with Mats, ncnn
