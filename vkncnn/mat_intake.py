@@ -39,16 +39,22 @@ def _checked_float32(a: np.ndarray) -> np.ndarray:
     return np.array(a, dtype=np.float32, order="C", copy=True)
 
 
-def _copy(a: np.ndarray, what: str) -> np.ndarray:
-    """A C-contiguous copy: same dtype for the shareable kinds, float32 values otherwise."""
-    same = a.dtype.kind in "iuf" and a.dtype.itemsize in SHAREABLE_ITEMSIZES
-    check_buffer(a.shape, a.dtype.itemsize if same else 4, f"{what} of shape {a.shape}")  # a broadcast
-    try:                                                                # view can be tiny, its copy huge
-        if same:
-            return np.array(a, dtype=a.dtype.newbyteorder("="), order="C", copy=True)
-        return _checked_float32(a)
+def _bounded_copy(a: np.ndarray, itemsize: int, what: str, make) -> np.ndarray:
+    """make(a), a copy of `itemsize`-byte values, within the memory budget (a broadcast view
+    can be tiny and its copy huge) and with running out of memory a MatAllocationError."""
+    check_buffer(a.shape, itemsize, f"{what} of shape {a.shape}")
+    try:
+        return make(a)
     except MemoryError:
         raise MatAllocationError(f"{what}: not enough memory for a copy of shape {a.shape}") from None
+
+
+def _copy(a: np.ndarray, what: str) -> np.ndarray:
+    """A C-contiguous copy: same dtype for the shareable kinds, float32 values otherwise."""
+    if a.dtype.kind in "iuf" and a.dtype.itemsize in SHAREABLE_ITEMSIZES:
+        return _bounded_copy(a, a.dtype.itemsize, what,
+                             lambda v: np.array(v, dtype=v.dtype.newbyteorder("="), order="C", copy=True))
+    return _bounded_copy(a, 4, what, _checked_float32)
 
 
 def _real(a: np.ndarray, what: str) -> np.ndarray:
@@ -59,12 +65,7 @@ def _real(a: np.ndarray, what: str) -> np.ndarray:
 
 def float32_copy(array: object, what: str) -> np.ndarray:
     """A C-contiguous float32 copy of a real-valued array (a MatError for anything else)."""
-    a = _real(as_array(array, what), what)
-    check_buffer(a.shape, 4, f"{what} of shape {a.shape}")
-    try:
-        return _checked_float32(a)
-    except MemoryError:
-        raise MatAllocationError(f"{what}: not enough memory for a copy of shape {a.shape}") from None
+    return _bounded_copy(_real(as_array(array, what), what), 4, what, _checked_float32)
 
 
 def intake(array: object, what: str = "Mat(array)") -> tuple[np.ndarray, bool]:

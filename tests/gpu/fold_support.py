@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import vkncnn
 from vkncnn.gpu.ops import matrix_product
-from vkncnn.gpu.vulkan.pipeline import workgroup_cap
 from vkncnn.layers import sdpa
 
 
@@ -14,6 +13,6 @@ def merges_in_the_product(heads: int, dv: int, keys: int) -> bool:
     kernel (6 storage buffers a stage), and the product room for the row and the splits
     (gemv_merge_pays: few enough of them for the product's merge to cost less)."""
     device = vkncnn.get_gpu_device()
-    splits, _, _ = sdpa.decode_layout(keys, dv, min(sdpa.DECODE_LOCAL, workgroup_cap(device)))
+    splits, _, _ = sdpa.decode_layout(keys, dv, sdpa.decode_local(device))
     return (device.info.max_per_stage_storage_buffers() >= sdpa.DECODE_BINDINGS[0]
             and matrix_product.gemv_merge_pays(device, heads * dv, splits))

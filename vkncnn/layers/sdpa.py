@@ -138,7 +138,7 @@ class SDPA(Layer):
         self.qk = make("sdpa_qk", (16, 4, 1), [1 if self.attn_mask else 0])
         self.pv = make("sdpa_pv", (16, 4, 1))
         self.pv_split = make("sdpa_pv_split", (PV_SPLIT_LOCAL, 1, 1))  # a workgroup per 4 outputs
-        self.decode_local = min(DECODE_LOCAL, workgroup_cap(self.vkdev))
+        self.decode_local = decode_local(self.vkdev)
         buffers = self.vkdev.info.max_per_stage_storage_buffers()
 
         self.decode_fp16 = fp16
@@ -363,6 +363,12 @@ class SDPA(Layer):
         rows_y = min(n_rows, 65535)
         cmd.record_pipeline(self.softmax_group, [scores], [n_rows, row_len],
                             (self.softmax_group.local_size_x, rows_y, -(-n_rows // rows_y)))
+
+
+def decode_local(vkdev) -> int:
+    """Invocations of a sdpa_decode.comp workgroup on `vkdev`: DECODE_LOCAL, or fewer where
+    the device's workgroups are smaller."""
+    return min(DECODE_LOCAL, workgroup_cap(vkdev))
 
 
 def decode_layout(keys: int, dv: int, local: int) -> tuple[int, int, int]:
