@@ -24,7 +24,10 @@ import statistics
 import tempfile
 import time
 
+import numpy as np
+
 from vkncnn.gpu.ops import matrix_product
+from vkncnn.gpu.vulkan import level_chain
 from vkncnn.layers import sdpa
 from vkncnn.tools import llm_steps
 from vkncnn.tools.benchmark_models import LLM_MODELS
@@ -43,6 +46,7 @@ TUNABLES = {
     "DECODE_MERGE_BY_READER": sdpa,
     "GEMV_MERGE_MAX_VALUES": matrix_product,
     "HEAD_ON_DEVICE": llm_steps,
+    "CHAIN_LEVELS": level_chain,
 }
 
 
@@ -114,6 +118,24 @@ def profile(d, caches, feed, steps: int) -> tuple[dict[str, float], list[tuple[s
     return dict(shaders), labels
 
 
+def agreement(runs, steps: int) -> None:
+    """Each setting's outputs of `steps` repeats of the same step, against the first
+    setting's first: a setting that orders the step's dispatches wrongly shows here."""
+    first = None
+    for text, d, caches, feed in runs:
+        outs = [np.array(o) for o in (_output(d.step(feed, caches)) for _ in range(steps))]
+        first = outs[0] if first is None else first
+        spread = max(float(np.max(np.abs(o - outs[0]))) for o in outs)
+        print(f"{text:40s} outputs: max |diff| {float(np.max(np.abs(outs[0] - first))):.3g} against the "
+              f"first setting, {spread:.3g} between its own {steps} steps")
+
+
+def _output(result) -> object:
+    """The logits of a step (out0 where the decoder has no head)."""
+    out0, _, logits = result
+    return logits if logits is not None else out0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", choices=sorted(LLM_MODELS))
@@ -151,6 +173,7 @@ def main(argv=None) -> int:
             print(f"{text:40s} step {median:8.3f} ms  ({median / base:.3f}x the first)  "
                   f"p10 {walls[len(walls) // 10]:.3f}  host {statistics.median(h for _, h in ts):.3f}")
 
+        agreement(runs, args.steps)
         shaders, labels = profile(*profiled, steps=max(1, args.steps))
         print(f"profile of {settings[0][0]!r}: {sum(shaders.values()):.0f} us of device time a step")
         for shader, us in sorted(shaders.items(), key=lambda kv: -kv[1]):
