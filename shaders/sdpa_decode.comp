@@ -63,9 +63,10 @@ layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 layout (push_constant) uniform parameter
 {
 #if CHAINED
-    uint wait_level;    // level_chain.comp's three
+    uint wait_level;    // level_chain.comp's four
     uint wait_count;
     uint signal_level;
+    uint backoff;
 #endif
     int src;         // query rows
     int dst;         // key rows

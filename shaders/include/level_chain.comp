@@ -15,10 +15,11 @@
 // host checks after the fence: an error, never a hang.
 //
 // The including shader defines CHAIN_BINDING (the counters' binding, after its own) and,
-// with CHAINED, a push-constant block named p whose first three members are
-//     uint wait_level;    the counter to wait on
+// with CHAINED, a push-constant block named p whose first four members are
+//     uint wait_level;    the counter to wait on (an index into level_count)
 //     uint wait_count;    the workgroups of that level; 0: the level is behind a barrier
 //     uint signal_level;  the counter this workgroup adds itself to when done
+//     uint backoff;       turns of idle arithmetic between two reads of the counter
 // (the recorder writes them), before it includes this file. It declares every buffer that
 // another dispatch of the same step writes CHAIN_COHERENT, so that its loads see the level's
 // writes and not a stale cached line.
@@ -34,6 +35,8 @@
 // volatile: every turn of the wait reads memory again
 layout (binding = CHAIN_BINDING) volatile coherent buffer level_count_blob { uint level_count[]; };
 
+shared uint chain_idle;
+
 // by every invocation of the workgroup, before its first load of another dispatch's output
 void wait_for_previous_level()
 {
@@ -41,9 +44,18 @@ void wait_for_previous_level()
         return;
     if (gl_LocalInvocationIndex == 0u)
     {
+        // the waiting workgroups of a level all read one counter, which the level before
+        // adds to: each reads it only every `backoff` turns of arithmetic, so that the
+        // reads do not crowd out the adds
         int spins = 0;
+        uint idle = gl_WorkGroupID.x;
         while (level_count[p.wait_level] < p.wait_count && spins < CHAIN_MAX_SPINS)
+        {
             spins++;
+            for (uint turn = 0u; turn < p.backoff; turn++)
+                idle = idle * 1664525u + 1013904223u;
+        }
+        chain_idle = idle;  // keeps the idle turns from being optimised away
         // on the count, not the turns: a driver may end a long loop early (llvmpipe ends
         // every loop after 65535 turns)
         if (level_count[p.wait_level] < p.wait_count)

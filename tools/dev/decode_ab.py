@@ -47,6 +47,8 @@ TUNABLES = {
     "GEMV_MERGE_MAX_VALUES": matrix_product,
     "HEAD_ON_DEVICE": llm_steps,
     "CHAIN_LEVELS": level_chain,
+    "CHAIN_STRIDE": level_chain,
+    "CHAIN_BACKOFF": level_chain,
 }
 
 

@@ -27,6 +27,7 @@ from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.gpu.ops.matrix_product import gemv_merge_pays
 from vkncnn.gpu.ops.split_records import SplitRecords, record_words
+from vkncnn.gpu.vulkan.level_chain import CHAIN_PUSH_WORDS
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline, workgroup_cap
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
@@ -346,7 +347,7 @@ class SDPA(Layer):
             cmd.record_fill(work)
         counts = [cmd.level_counts()] if chained else []
         cmd.record_pipeline(pipeline, bindings + [work] + write_bindings + counts,
-                            [0, 0, 0] * chained + constants + [splits, span],
+                            (CHAIN_PUSH_WORDS if chained else []) + constants + [splits, span],
                             (heads * splits * self.decode_local, src, 1), chained=chained)
         if records:
             return work

@@ -8,7 +8,7 @@ import os
 
 from ...errors import GpuError
 from ...log import log_kernel
-from ..vulkan.level_chain import GEMV_CHAIN_MAX_STEPS
+from ..vulkan.level_chain import CHAIN_PUSH_WORDS, GEMV_CHAIN_MAX_STEPS
 from ..vulkan.pipeline import shader_pipeline
 from .dispatch_options import pow2_ceil, workgroup_cap
 from .split_records import SplitRecords
@@ -186,7 +186,7 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     bindings = [x, weight, bias, top] + [gamma, up_weight, x_up, cos, sin][:binds - 4]
     if chained:
         bindings.append(cmd.level_counts())
-    cmd.record_pipeline(pipeline, bindings, [0, 0, 0] if chained else [], (gx * lx, -(-groups // gx) * ly, 1),
+    cmd.record_pipeline(pipeline, bindings, CHAIN_PUSH_WORDS if chained else [], (gx * lx, -(-groups // gx) * ly, 1),
                         chained=chained)
 
 

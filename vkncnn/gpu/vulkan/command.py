@@ -276,8 +276,10 @@ class VkCompute:
     def chaining(self, bindings: int) -> bool:
         """May a kernel of `bindings` storage buffers recorded now take its chained variant
         (level_chain.py), which binds one more: the counters?"""
+        info = self.vkdev.info
         return (self._chains_wanted and self._lanes is None and not self._released
-                and self.vkdev.info.max_per_stage_storage_buffers() > bindings)
+                and info.max_per_stage_storage_buffers() > bindings
+                and info.max_storage_buffer_range() >= level_chain.counts_bytes())
 
     def level_counts(self) -> VkMat:
         """The counters a chained dispatch binds last."""

@@ -33,13 +33,24 @@ from .vk import vk
 from .vkmat import VkMat
 
 NVIDIA = 0x10DE
-# counters of one segment: slot 0 is the flag of a wait that gave up, levels count from 1;
-# past the last, levels take barriers again
-MAX_LEVELS = 1024  # 4 KB; a decode step of a 0.5-2B decoder has 120-300 levels
+# counters of one segment: counter 0 is the flag of a wait that gave up, levels count from 1;
+# past the last, levels take barriers again (a decode step of a 0.5-2B decoder has 120-300)
+MAX_LEVELS = 1024
 # None: by device (NVIDIA); 0 or 1: off or on everywhere (the tests, decode_ab)
 CHAIN_LEVELS: int | None = None
+# uints from one level's counter to the next: each in a cache line of its own
+CHAIN_STRIDE = 32
+# turns of idle arithmetic between two reads of the counter a workgroup waits on
+CHAIN_BACKOFF = 64
+# the push constants a chained kernel declares first (level_chain.comp), filled in by add()
+CHAIN_PUSH_WORDS = [0, 0, 0, 0]
 # innerproduct_gemv.comp's CHAIN_MAX_STEPS: the weight loads an invocation holds while it waits
 GEMV_CHAIN_MAX_STEPS = 16
+
+
+def counts_bytes() -> int:
+    """The size of a recorder's counters."""
+    return MAX_LEVELS * CHAIN_STRIDE * 4
 
 
 def chains_on(vkdev) -> bool:
@@ -57,7 +68,7 @@ class LevelChain:
     """Where one recorder's segment stands: its counters, the current level, who is in it."""
 
     def __init__(self, blob_allocator) -> None:
-        self.counts = VkMat.create(MAX_LEVELS, dims=1, elemsize=4, allocator=blob_allocator)
+        self.counts = VkMat.create(counts_bytes() // 4, dims=1, elemsize=4, allocator=blob_allocator)
         self.started = False      # the counters are zeroed in the current segment
         self.level = 0            # the current level's counter
         self.groups = 0           # workgroups of the current level's chained dispatches
@@ -89,12 +100,13 @@ class LevelChain:
         """A chained dispatch of `groups` workgroups joins the current level: its push
         constants (wait level, wait count, signal level) go into `push`."""
         wait_level, wait_count = (self.level - 1, self.previous_groups) if self.waits else (0, 0)
-        vk.ffi.memmove(push, struct.pack("<III", wait_level, wait_count, self.level), 12)
+        words = (wait_level * CHAIN_STRIDE, wait_count, self.level * CHAIN_STRIDE, CHAIN_BACKOFF)
+        vk.ffi.memmove(push, struct.pack("<4I", *words), 16)
         self.groups += groups
 
 
 def check_flag(view) -> None:
-    """After the fence: did a chained wait give up? (view: the host copy of slot 0)"""
+    """After the fence: did a chained wait give up? (view: the host copy of counter 0)"""
     if int(view[0]) != 0:
         raise GpuError("a chained dispatch gave up waiting for the level before it: this device does "
                        "not run a queue's dispatches in order; set VKNCNN_CHAIN_LEVELS=0")
