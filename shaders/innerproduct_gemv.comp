@@ -1,6 +1,5 @@
-// variants: BINDINGS=4,7,9 CHAINED=0,1
+// variants: BINDINGS=4,7,9
 // alias: innerproduct_gemv_merge MERGE=1
-// alias: innerproduct_gemv_merge_chained MERGE=1 CHAINED=1
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 
@@ -41,9 +40,6 @@
 // MERGE_BY_READER; vkncnn/gpu/ops/split_records.py). The workgroup issues its weight loads
 // first, merges the splits into the input row in shared memory while they are in flight, then
 // multiplies: the attention ends without counting its workgroups and merging them itself.
-//
-// CHAINED: the product waits for the level before it on a counter, not behind a barrier
-// (level_chain.comp): it issues its weight loads first, then waits, then loads its inputs.
 
 #ifndef MERGE
 #define MERGE 0
@@ -51,7 +47,6 @@
 #define MERGE_MAX_K4 512    // the merged input row, vec4s (the host keeps to it)
 #define MERGE_MAX_STEPS 16  // weight loads an invocation holds (the host keeps to it)
 #define MERGE_MAX_SPLITS 16 // splits per head (the host keeps to it)
-#define CHAIN_MAX_STEPS 16  // CHAINED: weight loads an invocation holds (the host keeps to it)
 
 layout (constant_id = 0) const int activation_type = 0;
 layout (constant_id = 1) const float activation_param_0 = 0;
@@ -71,37 +66,24 @@ layout (constant_id = 14) const int merge_dv4 = 1;      // MERGE: a head's width
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
-#if CHAINED
-layout (push_constant) uniform parameter
-{
-    uint wait_level;    // level_chain.comp's four
-    uint wait_count;
-    uint signal_level;
-    uint backoff;
-} p;
-#endif
-#define CHAIN_BINDING BINDINGS
-#include "level_chain.comp"
-
 #if MERGE
-layout (binding = 0) readonly CHAIN_COHERENT buffer records_blob { uint records_data[]; };
+layout (binding = 0) readonly buffer records_blob { uint records_data[]; };
 #else
-layout (binding = 0) readonly CHAIN_COHERENT buffer bottom_blob { sfpvec4 bottom_blob_data[]; };
+layout (binding = 0) readonly buffer bottom_blob { sfpvec4 bottom_blob_data[]; };
 #endif
 layout (binding = 1) readonly buffer weight_blob { sfpvec4 weight_data[]; };
-// the bias, or a residual sum standing in for it: another dispatch's output
-layout (binding = 2) readonly CHAIN_COHERENT buffer bias_blob { sfp bias_data[]; };
-layout (binding = 3) writeonly CHAIN_COHERENT buffer top_blob { sfp top_blob_data[]; };
+layout (binding = 2) readonly buffer bias_blob { sfp bias_data[]; };
+layout (binding = 3) writeonly buffer top_blob { sfp top_blob_data[]; };
 #if BINDINGS > 4
 // prenorm's gamma and the gated product's operands: a variant of their own, so that the plain
 // product binds 4 storage buffers (all that the Android baselines guarantee)
 layout (binding = 4) readonly buffer gamma_blob { sfpvec4 gamma_data[]; };
 layout (binding = 5) readonly buffer up_weight_blob { sfpvec4 up_weight_data[]; };
-layout (binding = 6) readonly CHAIN_COHERENT buffer up_bottom_blob { sfpvec4 up_bottom_data[]; };
+layout (binding = 6) readonly buffer up_bottom_blob { sfpvec4 up_bottom_data[]; };
 #endif
 #if BINDINGS > 7
-layout (binding = 7) readonly CHAIN_COHERENT buffer cos_blob { sfp cos_data[]; };
-layout (binding = 8) readonly CHAIN_COHERENT buffer sin_blob { sfp sin_data[]; };
+layout (binding = 7) readonly buffer cos_blob { sfp cos_data[]; };
+layout (binding = 8) readonly buffer sin_blob { sfp sin_data[]; };
 #endif
 
 #include "activation.comp"
@@ -163,22 +145,7 @@ void merge_splits_into_row()
 }
 #endif
 
-// the epilogue's operands of one row: its bias (or the residual standing in for it) and its
-// RoPE angle
-void load_epilogue(int row, int pair_j, inout float bias_value, inout float rope_cos, inout float rope_sin)
-{
-    if (bias_term == 1)
-        bias_value = float(buffer_ld1(bias_data, row_offset + row));
-#if BINDINGS > 7
-    if (rope != 0)
-    {
-        rope_cos = float(buffer_ld1(cos_data, pair_j));
-        rope_sin = float(buffer_ld1(sin_data, pair_j));
-    }
-#endif
-}
-
-void product()
+void main()
 {
     const int lx = int(gl_WorkGroupSize.x);
     const int tx = int(gl_LocalInvocationID.x);
@@ -202,14 +169,24 @@ void product()
 
     const int slot = ty * lx + tx;
 
-    // the epilogue's operands are loaded with the weights (chained: with the inputs), by the
-    // invocation that writes the row: after the reduction they would add a wait on memory to
-    // the end of every such product
+    // the epilogue's operands (the bias, or the residual standing in for it, and the RoPE's
+    // angle) are loaded with the weights, by the invocation that writes the row: after the
+    // reduction they would add a wait on memory to the end of every such product
     float bias_value = 0.f;
     float rope_cos = 1.f;
     float rope_sin = 0.f;
-    if (CHAINED == 0 && tx == 0 && row < rows)
-        load_epilogue(row, pair_j, bias_value, rope_cos, rope_sin);
+    if (tx == 0 && row < rows)
+    {
+        if (bias_term == 1)
+            bias_value = float(buffer_ld1(bias_data, row_offset + row));
+#if BINDINGS > 7
+        if (rope != 0)
+        {
+            rope_cos = float(buffer_ld1(cos_data, pair_j));
+            rope_sin = float(buffer_ld1(sin_data, pair_j));
+        }
+#endif
+    }
 
     vec4 acc = vec4(0.f);
     vec4 acc_up = vec4(0.f);
@@ -223,60 +200,12 @@ void product()
         if (row < rows && k4 < K4)
             w[step] = vec4(buffer_ld4(weight_data, row * K4 + k4));
     }
-    wait_for_previous_level();
-    if (CHAINED == 1 && tx == 0 && row < rows)
-        load_epilogue(row, pair_j, bias_value, rope_cos, rope_sin);
     merge_splits_into_row();
     [[unroll]] for (int step = 0; step < merge_steps; step++)
     {
         const int k4 = tx + step * lx;
         if (row < rows && k4 < K4)
             acc += w[step] * merged_x[k4];
-    }
-#elif CHAINED
-    // every weight load first (they do not wait on the level before), then the wait, then
-    // the inputs
-    const int steps = (K4 + lx - 1) / lx;
-    const bool live = row < rows;
-    const int base = row * K4;
-    vec4 w[CHAIN_MAX_STEPS];
-    vec4 w_up[CHAIN_MAX_STEPS];
-    vec4 g[CHAIN_MAX_STEPS];
-    [[unroll]] for (int step = 0; step < steps; step++)
-    {
-        const int k4 = min(tx + step * lx, K4 - 1);  // the tail's loads repeat the last vec4
-        if (live)
-        {
-            w[step] = vec4(buffer_ld4(weight_data, base + k4));
-#if BINDINGS > 4
-            if (gated == 1)
-                w_up[step] = vec4(buffer_ld4(up_weight_data, base + k4));
-            if (prenorm == 2)
-                g[step] = vec4(buffer_ld4(gamma_data, k4));
-#endif
-        }
-    }
-    wait_for_previous_level();
-    if (tx == 0 && live)
-        load_epilogue(row, pair_j, bias_value, rope_cos, rope_sin);
-    if (live)
-    {
-        [[unroll]] for (int step = 0; step < steps; step++)
-        {
-            const int k4 = tx + step * lx;
-            if (k4 >= K4)
-                continue;
-            vec4 x = vec4(buffer_ld4(bottom_blob_data, k4));
-            if (prenorm != 0)
-                squares += dot(x, x);
-            if (prenorm == 2)
-                x *= g[step];
-            acc += w[step] * x;
-#if BINDINGS > 4
-            if (gated == 1)
-                acc_up += w_up[step] * (prenorm != 0 ? x : vec4(buffer_ld4(up_bottom_data, k4)));
-#endif
-        }
     }
 #else
     if (row < rows)
@@ -361,10 +290,4 @@ void product()
             v *= afp(partial_up[slot] * inv_rms);
         buffer_st1(top_blob_data, n, v);
     }
-}
-
-void main()
-{
-    product();
-    signal_level_done();
 }

@@ -1,4 +1,4 @@
-// variants: WRITE=0,1 QKNORM=0,1 CHAINED=0,1
+// variants: WRITE=0,1 QKNORM=0,1
 #version 450
 #extension GL_EXT_control_flow_attributes : require
 
@@ -35,9 +35,6 @@
 // memory (k_new): the writer stores k_new in the cache, and the new key is scored from it. The
 // norms' dispatch and barrier before the attention go (Qwen3, Hunyuan). One query row and one
 // new key row only (cur 1).
-//
-// CHAINED (one split, or MERGE_BY_READER): the attention waits for the level before it (the
-// products of q, k and v) on a counter, not behind a barrier (level_chain.comp).
 
 layout (constant_id = 0) const int has_mask = 0;
 // The shapes, when the host knows them as it makes the pipeline (0: read from the push
@@ -60,14 +57,33 @@ layout (constant_id = 9) const int MERGE_BY_READER = 0;
 
 layout (local_size_x_id = 233, local_size_y_id = 234, local_size_z_id = 235) in;
 
+layout (binding = 0) readonly buffer q_blob { sfpvec4 q_data[]; };
+#if WRITE
+layout (binding = 1) buffer k_blob { sfpvec4 k_data[]; };
+layout (binding = 2) buffer v_blob { sfpvec4 v_data[]; };
+#else
+layout (binding = 1) readonly buffer k_blob { sfpvec4 k_data[]; };
+layout (binding = 2) readonly buffer v_blob { sfpvec4 v_data[]; };
+#endif
+layout (binding = 3) readonly buffer mask_blob { sfp mask_data[]; };
+layout (binding = 4) writeonly buffer top_blob { sfpvec4 top_blob_data[]; };
+// splits > 1 (or MERGE_BY_READER): heads * src counters, then per (row, head, split) its max,
+// sum, NaN flag and dv column sums, as float bits (vkncnn/gpu/ops/split_records.py)
+layout (binding = 5) coherent buffer work_blob { uint work_data[]; };
+#if WRITE
+layout (binding = 6) readonly buffer cur_k_blob { sfpvec4 cur_k_data[]; };
+layout (binding = 7) readonly buffer cur_v_blob { sfpvec4 cur_v_data[]; };
+layout (binding = 8) readonly buffer position_blob { int position_data[]; };
+#endif
+#if QKNORM
+layout (binding = 9) readonly buffer q_gamma_blob { sfp q_gamma_data[]; };
+layout (binding = 10) readonly buffer k_gamma_blob { sfp k_gamma_data[]; };
+layout (binding = 11) readonly buffer cos_blob { sfp cos_data[]; };
+layout (binding = 12) readonly buffer sin_blob { sfp sin_data[]; };
+#endif
+
 layout (push_constant) uniform parameter
 {
-#if CHAINED
-    uint wait_level;    // level_chain.comp's four
-    uint wait_count;
-    uint signal_level;
-    uint backoff;
-#endif
     int src;         // query rows
     int dst;         // key rows
     int d;           // q / k width
@@ -81,41 +97,6 @@ layout (push_constant) uniform parameter
     int splits;      // workgroups per (head, row)
     int span;        // keys per split
 } p;
-
-#if QKNORM
-#define CHAIN_BINDING 13
-#elif WRITE
-#define CHAIN_BINDING 9
-#else
-#define CHAIN_BINDING 6
-#endif
-#include "level_chain.comp"
-
-layout (binding = 0) readonly CHAIN_COHERENT buffer q_blob { sfpvec4 q_data[]; };
-#if WRITE
-layout (binding = 1) buffer k_blob { sfpvec4 k_data[]; };
-layout (binding = 2) buffer v_blob { sfpvec4 v_data[]; };
-#else
-layout (binding = 1) readonly CHAIN_COHERENT buffer k_blob { sfpvec4 k_data[]; };
-layout (binding = 2) readonly CHAIN_COHERENT buffer v_blob { sfpvec4 v_data[]; };
-#endif
-layout (binding = 3) readonly CHAIN_COHERENT buffer mask_blob { sfp mask_data[]; };
-layout (binding = 4) writeonly CHAIN_COHERENT buffer top_blob { sfpvec4 top_blob_data[]; };
-// splits > 1 (or MERGE_BY_READER): heads * src counters, then per (row, head, split) its max,
-// sum, NaN flag and dv column sums, as float bits (vkncnn/gpu/ops/split_records.py)
-layout (binding = 5) coherent buffer work_blob { uint work_data[]; };
-#if WRITE
-layout (binding = 6) readonly CHAIN_COHERENT buffer cur_k_blob { sfpvec4 cur_k_data[]; };
-layout (binding = 7) readonly CHAIN_COHERENT buffer cur_v_blob { sfpvec4 cur_v_data[]; };
-layout (binding = 8) readonly buffer position_blob { int position_data[]; };
-#endif
-#if QKNORM
-layout (binding = 9) readonly buffer q_gamma_blob { sfp q_gamma_data[]; };
-layout (binding = 10) readonly buffer k_gamma_blob { sfp k_gamma_data[]; };
-layout (binding = 11) readonly CHAIN_COHERENT buffer cos_blob { sfp cos_data[]; };
-layout (binding = 12) readonly CHAIN_COHERENT buffer sin_blob { sfp sin_data[]; };
-#endif
-
 
 #define MAX_D 256
 #define CHUNK 1024
@@ -270,7 +251,7 @@ float key_score(int kh, int j, int first_new, int d4)
     return dot4.x + dot4.y + dot4.z + dot4.w;
 }
 
-void attend()
+void main()
 {
     const int L = int(gl_WorkGroupSize.x);
     const int tx = int(gl_LocalInvocationID.x);
@@ -284,11 +265,10 @@ void attend()
     const int dv4 = DV4 > 0 ? DV4 : p.dv / 4;
 
 #if WRITE
-    const int first_new = position_data[0];  // the host's: before the wait
+    const int first_new = position_data[0];
 #else
     const int first_new = 0;
 #endif
-    wait_for_previous_level();
 
     for (int t = tx; t < d4; t += L)
     {
@@ -466,10 +446,4 @@ void attend()
             merged[c] += uintBitsToFloat(work_data[at + 3 + e4 * 4 + c]) * f;
     }
     buffer_st4(top_blob_data, out_at, afpvec4(nan_seen ? vec4(nan_value()) : merged / sum));
-}
-
-void main()
-{
-    attend();
-    signal_level_done();
 }

@@ -97,6 +97,14 @@ def test_decode_ab_times_each_setting_and_restores_the_defaults(capsys):
     for line in out.splitlines()[1:3]:
         step, host = float(line.split(" step ")[1].split()[0]), float(line.split(" host ")[1])
         assert 0 < host < step, line
+    # each setting's outputs against the first's, and between repeats of one step
+    agreement = [line for line in out.splitlines() if " outputs: max |diff| " in line]
+    assert [line.split()[0] for line in agreement] == ["-", "GEMV_STEPS=2,DECODE_MAX_KEYS=4"]
+    for line in agreement:
+        parts = line.split(" |diff| ")[1].split(" against the first setting, ")
+        against, spread = (float(part.split()[0]) for part in parts)
+        assert spread == 0 and against < 1e-2, line
+    assert " |diff| 0 against" in agreement[0]
     profiled = out.split("profile of")[1]  # the first setting's: the attention is one dispatch
     assert "sdpa_decode" in profiled and "innerproduct_gemv" in profiled
     assert (matrix_product.GEMV_STEPS, sdpa.DECODE_MAX_KEYS) == defaults

@@ -12,6 +12,9 @@ part (the time outside the device's queue submits and waits). Separate
 processes per setting saw the clock move between them (docs/perf-notes.md), which one
 process with alternating rounds does not.
 
+Then each setting repeats one step and its outputs are compared with the first setting's:
+a setting that computes differently, or orders its dispatches wrongly, shows there.
+
 The first setting is also profiled (`net.gpu.profile = "dispatches"`, a decoder of its own):
 device time per shader, and the first labels of the step.
 """
@@ -27,7 +30,6 @@ import time
 import numpy as np
 
 from vkncnn.gpu.ops import matrix_product
-from vkncnn.gpu.vulkan import level_chain
 from vkncnn.layers import sdpa
 from vkncnn.tools import llm_steps
 from vkncnn.tools.benchmark_models import LLM_MODELS
@@ -46,9 +48,6 @@ TUNABLES = {
     "DECODE_MERGE_BY_READER": sdpa,
     "GEMV_MERGE_MAX_VALUES": matrix_product,
     "HEAD_ON_DEVICE": llm_steps,
-    "CHAIN_LEVELS": level_chain,
-    "CHAIN_STRIDE": level_chain,
-    "CHAIN_BACKOFF": level_chain,
 }
 
 
@@ -125,7 +124,7 @@ def agreement(runs, steps: int) -> None:
     setting's first: a setting that orders the step's dispatches wrongly shows here."""
     first = None
     for text, d, caches, feed in runs:
-        outs = [np.array(o) for o in (_output(d.step(feed, caches)) for _ in range(steps))]
+        outs = [np.array(_output(d.step(feed, caches))) for _ in range(steps)]
         first = outs[0] if first is None else first
         spread = max(float(np.max(np.abs(o - outs[0]))) for o in outs)
         print(f"{text:40s} outputs: max |diff| {float(np.max(np.abs(outs[0] - first))):.3g} against the "

@@ -27,7 +27,6 @@ from vkncnn.gpu.kv_cache import KvCacheMat
 from vkncnn.gpu.ops import row_reduction as rows
 from vkncnn.gpu.ops.matrix_product import gemv_merge_pays
 from vkncnn.gpu.ops.split_records import SplitRecords, record_words
-from vkncnn.gpu.vulkan.level_chain import CHAIN_PUSH_WORDS
 from vkncnn.gpu.vulkan.pipeline import Pipeline, shader_pipeline, workgroup_cap
 from vkncnn.gpu.vulkan.vkmat import VkMat, use_fp16_storage
 from vkncnn.layer import Layer, register_layer
@@ -301,15 +300,13 @@ class SDPA(Layer):
         scores.release()
         return [out] + tops
 
-    def _decode_pipeline(self, write: int, shapes: list, qk: list | None = None, merge_by_reader: bool = False,
-                         chained: bool = False):
+    def _decode_pipeline(self, write: int, shapes: list, qk: list | None = None, merge_by_reader: bool = False):
         """sdpa_decode.comp, WRITE or not, for the step's shapes (sdpa_decode.comp's D4 ...
         SPLITS) or, shapes empty, for any; qk: QK_ROPE, QK_EPS_Q, QK_EPS_K of the QKNORM
-        variant; merge_by_reader: the splits' records are the output (MERGE_BY_READER);
-        chained: the variant that waits for the level before it on a counter (level_chain.py)."""
+        variant; merge_by_reader: the splits' records are the output (MERGE_BY_READER)."""
         specs = [1 if self.attn_mask else 0] + (shapes or [0] * 5) + (qk or [0, 0.0, 0.0]) + [int(merge_by_reader)]
-        defines = {"WRITE": write, "QKNORM": int(qk is not None), "CHAINED": int(chained)}
-        return shader_pipeline(self.vkdev, "sdpa_decode", self.decode_fp16, specs, (self.decode_local, 1, 1), defines)
+        return shader_pipeline(self.vkdev, "sdpa_decode", self.decode_fp16, specs,
+                               (self.decode_local, 1, 1), {"WRITE": write, "QKNORM": int(qk is not None)})
 
     def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list,
                        qk_norm=None):
@@ -334,10 +331,8 @@ class SDPA(Layer):
             qk = [mode, float(q_norm.eps), float(k_norm.eps)]
             write_bindings = write_bindings + [q_norm.gamma_gpu, k_norm.gamma_gpu, cos, sin]
         records = bindings[4] is None
-        # chained where nothing is zeroed before the dispatch (a fill would take a barrier anyway)
-        chained = cmd.chaining(len(bindings) + 1 + len(write_bindings)) and (records or splits == 1)
-        if shapes or qk is not None or records or chained:
-            pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes, qk, records, chained)
+        if shapes or qk is not None or records:
+            pipeline = self._decode_pipeline(int(bool(write_bindings)), shapes, qk, records)
         work = None
         if records:  # src is 1: the records are the output, and nothing in them is counted
             work = SplitRecords(heads, splits, dv, bindings[0].elemsize == 2, cmd.blob_allocator(opt))
@@ -345,10 +340,8 @@ class SDPA(Layer):
             work = VkMat.create(record_words(heads * src, splits, dv), dims=1, elemsize=4,
                                 allocator=cmd.blob_allocator(opt))
             cmd.record_fill(work)
-        counts = [cmd.level_counts()] if chained else []
-        cmd.record_pipeline(pipeline, bindings + [work] + write_bindings + counts,
-                            (CHAIN_PUSH_WORDS if chained else []) + constants + [splits, span],
-                            (heads * splits * self.decode_local, src, 1), chained=chained)
+        cmd.record_pipeline(pipeline, bindings + [work] + write_bindings, constants + [splits, span],
+                            (heads * splits * self.decode_local, src, 1))
         if records:
             return work
         if work is not None:

@@ -8,7 +8,6 @@ import os
 
 from ...errors import GpuError
 from ...log import log_kernel
-from ..vulkan.level_chain import CHAIN_PUSH_WORDS, GEMV_CHAIN_MAX_STEPS
 from ..vulkan.pipeline import shader_pipeline
 from .dispatch_options import pow2_ceil, workgroup_cap
 from .split_records import SplitRecords
@@ -177,17 +176,11 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     if merge is not None:
         specs += [merge.splits, merge.dv // 4]
         defines["MERGE"] = 1
-    # chained (level_chain.py): each invocation holds its weight loads while it waits
-    chained = cmd.chaining(binds) and -(-(k // 4) // lx) <= GEMV_CHAIN_MAX_STEPS
-    defines["CHAINED"] = int(chained)
     pipeline = shader_pipeline(layer.vkdev, "innerproduct_gemv", fp16, specs, (lx, ly, 1), defines)
     groups = -(-rows // ly)
     gx = min(groups, 32768)
     bindings = [x, weight, bias, top] + [gamma, up_weight, x_up, cos, sin][:binds - 4]
-    if chained:
-        bindings.append(cmd.level_counts())
-    cmd.record_pipeline(pipeline, bindings, CHAIN_PUSH_WORDS if chained else [], (gx * lx, -(-groups // gx) * ly, 1),
-                        chained=chained)
+    cmd.record_pipeline(pipeline, bindings, [], (gx * lx, -(-groups // gx) * ly, 1))
 
 
 def gemv_merge_fits(vkdev, k: int, splits: int = 1) -> bool:

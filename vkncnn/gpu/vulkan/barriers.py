@@ -82,13 +82,6 @@ class BarrierTracker:
 
         accesses: iterable of (VkBufferMemory, stage, read access bits, write access bits).
         """
-        merged, hazard = self.hazards(accesses)
-        if hazard:
-            self._barrier(cmdbuf)
-        self.note(merged)
-
-    def hazards(self, accesses) -> tuple[dict, bool]:
-        """The command's accesses merged by buffer, and whether they need a barrier first."""
         merged: dict[int, list] = {}
         for bm, stage, read, write in accesses:
             entry = merged.get(bm.key)
@@ -98,10 +91,8 @@ class BarrierTracker:
                 entry[0] |= stage
                 entry[1] |= read
                 entry[2] |= write
-        return merged, any(self._hazard(key, *entry) for key, entry in merged.items())
-
-    def note(self, merged: dict) -> None:
-        """The command (hazards' first result) is recorded: its accesses become the state."""
+        if any(self._hazard(key, *entry) for key, entry in merged.items()):
+            self._barrier(cmdbuf)
         for key, (stage, read, write) in merged.items():
             state = self._states.get(key)
             if state is None:
@@ -129,16 +120,6 @@ class BarrierTracker:
             src_access |= state.write_access
         self._states.clear()
         self._emit(cmdbuf, src_stages, DEVICE_STAGES, src_access, DEVICE_ACCESS)
-
-    def forget(self) -> None:
-        """The commands before are ordered another way (a chained level): start afresh, as
-        after a barrier, without one."""
-        self._states.clear()
-
-    def barrier(self, cmdbuf) -> None:
-        """A barrier after every earlier command of the segment, whatever it touched."""
-        self._states.clear()
-        self._emit(cmdbuf, DEVICE_STAGES, DEVICE_STAGES, SHADER_WRITE | TRANSFER_WRITE, DEVICE_ACCESS)
 
     def host_barrier(self, cmdbuf) -> None:
         """End of a segment whose results the host reads after the fence: every write of the

@@ -20,9 +20,7 @@ count. Host-side packing and fp16 casting are single vectorised numpy copies.
 transfer_bytes() counts the bytes these copies move between host and device as they
 run (a replay counts again): what crosses per inference can be measured, and tested.
 
-Barriers: every buffer access goes through a BarrierTracker (barriers.py); where the
-device allows, dependent levels of chained dispatches wait on counters instead
-(level_chain.py).
+Barriers: every buffer access goes through a BarrierTracker (barriers.py).
 Descriptor sets are written at record time (descriptors.py). VkMats made here belong
 to the caller; release() frees the command buffers, descriptor pools and staging.
 """
@@ -36,7 +34,7 @@ import numpy as np
 
 from ...errors import GpuError
 from ...memory_budget import check_alloc
-from . import device_limits, level_chain, lifetime
+from . import device_limits, lifetime
 from .allocator import VkWeightAllocator
 from .barriers import (
     COMPUTE,
@@ -186,8 +184,6 @@ class VkCompute:
         self._scratch: list = []             # VkMats bound to unused writable slots
         self._pinned: dict = {}              # bm.key -> bm used by recorded commands
         self._allocators_used: dict = {}     # id -> allocator: kept alive while commands use them
-        self._chains_wanted = level_chain.chains_on(vkdev)
-        self._chain: level_chain.LevelChain | None = None  # made by the first chained dispatch
         self.dispatch_count = 0
         # profiling by dispatch (vkncnn bench --profile dispatches): called with each
         # recorded pipeline's name after its dispatch, to write a timestamp
@@ -244,8 +240,6 @@ class VkCompute:
             begin = ffi.new("VkCommandBufferBeginInfo*", {"sType": vk.VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO})
             check(lib.vkBeginCommandBuffer(out[0], begin), "vkBeginCommandBuffer")
             self._tracker.begin(out[0])
-            if self._chain is not None:
-                self._chain.start_segment()
             self._segment = _GpuSegment(out[0])
             self._steps.append(self._segment)
         return self._segment
@@ -254,60 +248,9 @@ class VkCompute:
         seg, self._segment = self._segment, None
         if seg is None:
             return
-        if self._chain is not None and self._chain.waited_once:
-            self._check_chain_after_fence(seg)
         if seg.host_reads:  # make the download copies visible to the host after the fence
             self._tracker.host_barrier(seg.cmdbuf)
         check(vk.lib.vkEndCommandBuffer(seg.cmdbuf), "vkEndCommandBuffer")
-
-    def _check_chain_after_fence(self, seg: _GpuSegment) -> None:
-        """Copy the flag of a chained wait that gave up to the host, and check it there."""
-        self._tracker.barrier(seg.cmdbuf)
-        staging = self._new_staging(4, None)
-        self._use(staging)
-        counts = self._use(self._chain.counts)
-        region = vk.ffi.new("VkBufferCopy*", {"srcOffset": counts.offset, "dstOffset": staging.offset, "size": 4})
-        vk.lib.vkCmdCopyBuffer(seg.cmdbuf, counts.buffer, staging.buffer, 1, region)
-        seg.host_reads.append(staging)
-        flag = staging.mapped[:4].view(np.uint32)
-        seg.post.append(lambda: level_chain.check_flag(flag))
-
-    # -- chained levels ---------------------------------------------------------------------
-    def chaining(self, bindings: int) -> bool:
-        """May a kernel of `bindings` storage buffers recorded now take its chained variant
-        (level_chain.py), which binds one more: the counters?"""
-        info = self.vkdev.info
-        return (self._chains_wanted and self._lanes is None and not self._released
-                and info.max_per_stage_storage_buffers() > bindings
-                and info.max_storage_buffer_range() >= level_chain.counts_bytes())
-
-    def level_counts(self) -> VkMat:
-        """The counters a chained dispatch binds last."""
-        if self._chain is None:
-            self._chain = level_chain.LevelChain(self.blob_allocator())
-            self._scratch.append(self._chain.counts)
-        return self._chain.counts
-
-    def _order_in_chain(self, cmdbuf, accesses: list, chained) -> None:
-        """A barrier before the command, a wait on the level before, or neither (level_chain.py)."""
-        chain, tracker = self._chain, self._tracker
-        if not chain.started:  # the segment's first chained dispatch: zero the counters first
-            bm = self._use(chain.counts)
-            vk.lib.vkCmdFillBuffer(cmdbuf, bm.buffer, bm.offset, chain.counts.nbytes(), 0)
-            tracker.barrier(cmdbuf)
-            chain.begin()
-        merged, hazard = tracker.hazards(accesses)
-        if hazard and chained is not None and chain.can_wait():
-            tracker.forget()
-            chain.next_level(waits=True)
-        elif hazard or (chain.waits and chained is None and accesses):
-            tracker.barrier(cmdbuf)
-            chain.next_level(waits=False)
-        tracker.note(merged)
-        if chained is not None:
-            chain.add(*chained)
-        elif accesses:
-            chain.all_chained = False
 
     # -- lanes ------------------------------------------------------------------------------
     def begin_lanes(self, count: int) -> None:
@@ -356,22 +299,14 @@ class VkCompute:
         return len(self._steps)
 
     # -- recording --------------------------------------------------------------------------
-    def _command(self, accesses: list, write, chained=None) -> None:
+    def _command(self, accesses: list, write) -> None:
         """One command: the buffers it accesses, and write(cmdbuf) putting it into a command
-        buffer. Between begin_lanes and end_lanes it waits in the current lane. chained:
-        (workgroups, push-constant bytes) of a chained dispatch (level_chain.py)."""
+        buffer. Between begin_lanes and end_lanes it waits in the current lane."""
         seg = self._open_segment()
         if self._lanes is not None:
-            if chained is not None:
-                raise LanesUnsupported("a chained dispatch cannot be part of a lane")
             self._lanes[self._lane].append((accesses, write))
             return
-        if chained is not None and self._chain is None:
-            raise GpuError("a chained dispatch must bind level_counts()")
-        if self._chain is not None and (self._chain.started or chained is not None):
-            self._order_in_chain(seg.cmdbuf, accesses, chained)
-        else:
-            self._tracker.access(seg.cmdbuf, accesses)
+        self._tracker.access(seg.cmdbuf, accesses)
         write(seg.cmdbuf)
         seg.commands += 1
 
@@ -574,11 +509,8 @@ class VkCompute:
         self._command([(sbm, TRANSFER, TRANSFER_READ, 0), (dbm, TRANSFER, 0, TRANSFER_WRITE)],
                       lambda cmdbuf: vk.lib.vkCmdCopyBuffer(cmdbuf, sbm.buffer, dbm.buffer, n, regions))
 
-    def record_pipeline(self, pipeline, bindings: list, constants: list, dispatcher, chained: bool = False) -> None:
-        """Dispatch `pipeline` over `dispatcher` (a VkMat: (w, h*d, c), or global sizes (x, y, z)).
-
-        chained: a kernel's chained variant (level_chain.py), whose last binding is
-        level_counts() and whose first three push constants the recorder fills in."""
+    def record_pipeline(self, pipeline, bindings: list, constants: list, dispatcher) -> None:
+        """Dispatch `pipeline` over `dispatcher` (a VkMat: (w, h*d, c), or global sizes (x, y, z))."""
         info = pipeline.shader_info
         if info is None:
             raise GpuError(f"record_pipeline: pipeline '{pipeline.name}' was not created")
@@ -611,8 +543,6 @@ class VkCompute:
             bm = self._use(mat)
             device_limits.check_binding(self.vkdev.info, pipeline.name, mat.nbytes(), bm.offset)
             buffers.append((bm.buffer, bm.offset, min(bm.capacity, limit)))
-            if chained and mat is bindings[-1]:
-                continue  # the counters order the levels themselves: no barrier for them
             accesses.append((bm, COMPUTE, SHADER_READ if role.reads else 0, SHADER_WRITE if role.writes else 0))
         dset = self._descriptors.write_set(pipeline.descriptor_set_layout, buffers,
                                            [role.storage for role in info.bindings])
@@ -628,7 +558,7 @@ class VkCompute:
             if data is not None:
                 lib.vkCmdPushConstants(cmdbuf, layout, vk.VK_SHADER_STAGE_COMPUTE_BIT, 0, len(push), data)
             lib.vkCmdDispatch(cmdbuf, *groups)
-        self._command(accesses, write, (groups[0] * groups[1] * groups[2], data) if chained else None)
+        self._command(accesses, write)
         self.dispatch_count += 1
         if self.after_dispatch is not None:
             self.after_dispatch(pipeline.name)
