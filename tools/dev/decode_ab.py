@@ -120,8 +120,9 @@ def profile(d, caches, feed, steps: int) -> tuple[dict[str, float], list[tuple[s
 
 
 def agreement(runs, steps: int) -> None:
-    """Each setting's outputs of `steps` repeats of the same step, against the first
-    setting's first: a setting that orders the step's dispatches wrongly shows here."""
+    """Print, for each setting, how far its outputs of `steps` repeats of one step lie from
+    the first setting's first output and from each other: a setting that computes
+    differently, or orders the step's dispatches wrongly, shows here."""
     first = None
     for text, d, caches, feed in runs:
         outs = [np.array(_output(d.step(feed, caches))) for _ in range(steps)]
