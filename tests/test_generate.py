@@ -17,6 +17,7 @@ from vkncnn.errors import (
     ArgumentTypeError,
     BlobNotFoundError,
     MatError,
+    MemoryBudgetError,
     ModelFileError,
     ShapeError,
     TokenizerError,
@@ -261,6 +262,8 @@ def test_device_cache_states_and_misuse(gpu_gen, greedy):
         dec.step(gpu_gen.embed([3]), np.zeros((1, dec.length + 1), np.float32), "cos", rope_tables(0, 1, 32, 1e4)[1])
     with pytest.raises(ArgumentError, match="GPU path"):
         Decoder(load_generator(TINY_LM_DIR).decoder)
+    with pytest.raises(MemoryBudgetError, match="Decoder: the record of its cache rows"):
+        Decoder(gpu_gen.decoder, capacity=10**12)  # numpy's MemoryError came out before
     ex = load_generator(TINY_LM_DIR).decoder.create_extractor()
     with pytest.raises(ArgumentTypeError, match="GPU path"):
         ex.input("cache_k0", VkMat())
@@ -290,6 +293,43 @@ def test_top_k_and_top_p_keep_only_the_likeliest():
     assert nucleus == {1, 2}
     everything = {next_token(logits, SamplingParams(temperature=1.0), rng) for _ in range(600)}
     assert everything == {0, 1, 2, 3, 4}
+
+
+def test_logits_that_leave_no_choice_are_an_error_and_inf_takes_all():
+    rng = np.random.default_rng(0)
+    for params in (SamplingParams(), SamplingParams(temperature=1.0)):
+        with pytest.raises(ArgumentError, match="NaN at token 2"):
+            next_token(np.array([1.0, 2.0, np.nan, np.nan]), params, rng)
+        with pytest.raises(ArgumentError, match="every one of the 3 tokens is -inf"):
+            next_token(np.full(3, -np.inf), params, rng)
+        with pytest.raises(ArgumentError, match="got none"):
+            next_token(np.zeros(0), params, rng)
+    # +inf takes all the probability, shared among the +inf tokens (numpy's sampling failed on it)
+    drawn = {next_token(np.array([np.inf, 5.0, np.inf, 1.0]), SamplingParams(temperature=1.0), rng)
+             for _ in range(200)}
+    assert drawn == {0, 2}
+
+
+def test_step_inputs_are_checked(gen):
+    with pytest.raises(ArgumentError, match="past: expected an int >= 0"):
+        rope_tables(-1, 3, 32, 1e4)
+    with pytest.raises(ArgumentError, match="head_dim: expected a positive even int"):
+        rope_tables(0, 3, 31, 1e4)
+    for base in (0.0, float("nan"), float("inf"), True):
+        with pytest.raises(ArgumentError, match="base: expected a finite number > 1"):
+            rope_tables(0, 3, 32, base)
+    with pytest.raises(MemoryBudgetError, match="rope_tables"):
+        rope_tables(0, 10**12, 32, 1e4)  # numpy's MemoryError came out before
+    with pytest.raises(ArgumentError, match="new: expected an int >= 0"):
+        causal_mask(-1, 0)
+    with pytest.raises(MemoryBudgetError, match="causal_mask"):
+        causal_mask(10**6, 10**6)
+    cos, sin = rope_tables(2, 1, 32, 1e4)
+    assert cos.shape == sin.shape == (1, 16) and causal_mask(1, 2).shape == (1, 3)
+    # forward() checks its ids as generate() does: an id past the vocabulary was embedded before
+    for ids, message in (([97], "below 97"), ([-1], "ints >= 0"), ([1.5], "ints >= 0"), ([], "at least one")):
+        with pytest.raises(ArgumentError, match=message):
+            gen.forward(ids, gen.new_cache())
 
 
 def test_repetition_penalty_moves_away_from_repeats():

@@ -31,6 +31,7 @@ from ..array_checks import is_int
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..mat import Mat
 from ..mat_intake import float32_copy
+from ..memory_budget import check_alloc
 from .decoder_inputs import MASKED
 from .mat_cache_step import DECODER_INPUTS, DECODER_OUTPUT, cache_blob_names
 
@@ -86,6 +87,9 @@ class Decoder:
         self.headroom = int(headroom)
         self.cache_names = cache_blob_names(net)
         first = capacity if capacity is not None else max(self.headroom, 1)
+        # the step each row was written by, on the host: the device buffers answer to the
+        # budget when the first step sizes them
+        check_alloc(net.opt, _round_up(first), 8, "Decoder: the record of its cache rows")
         self._cache = DeviceKvCache(net.gpu.vkdev, self.cache_names, _round_up(first))
         self.length = 0
         self.serial = 0  # steps run; each row remembers the step that wrote it (restore() checks)

@@ -110,6 +110,9 @@ class Generator:
     def forward(self, ids: Sequence[int], cache: MatCache | DeviceCache
                 ) -> tuple[np.ndarray, MatCache | DeviceCache]:
         """Feed ids after what `cache` holds: (logits of the last position (vocab,), the grown cache)."""
+        ids = self._token_list(ids, "forward(): ids")
+        if not ids:
+            raise ArgumentError("forward(): ids: expected at least one token, got none")
         past, new = cache.length, len(ids)
         cos, sin = rope_tables(past, new, self.head_dim, self.rope_base)
         embeddings = np.ascontiguousarray(self.embed(ids), np.float32)

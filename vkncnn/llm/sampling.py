@@ -87,11 +87,30 @@ def keep_top_p(probs: np.ndarray, p: float) -> np.ndarray:
 
 def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Generator,
                history: Sequence[int] = ()) -> int:
-    """One token id from a row of logits over the vocabulary."""
-    logits = penalize_repeats(np.asarray(logits, np.float64).reshape(-1), history, params.repetition_penalty)
+    """One token id from a row of logits over the vocabulary.
+
+    A logit of +inf takes all the probability (shared with any other +inf); NaN, no logits
+    or only -inf leave nothing to choose from: ArgumentError, where numpy would pick token 0
+    or fail on NaN probabilities."""
+    logits = _checked(np.asarray(logits, np.float64).reshape(-1))
+    logits = penalize_repeats(logits, history, params.repetition_penalty)
     if params.greedy:
         return int(np.argmax(logits))
+    if np.isposinf(logits).any():
+        logits = np.where(np.isposinf(logits), 0.0, -np.inf)
     logits = keep_top_k(logits / params.temperature, params.top_k)
     probs = np.exp(logits - logits.max())
     probs = keep_top_p(probs / probs.sum(), params.top_p)
     return int(rng.choice(len(probs), p=probs))
+
+
+def _checked(logits: np.ndarray) -> np.ndarray:
+    if logits.size == 0:
+        raise ArgumentError("logits: expected one value per token of the vocabulary, got none")
+    nan = np.flatnonzero(np.isnan(logits))
+    if nan.size:
+        raise ArgumentError(f"logits: expected numbers, got NaN at token {int(nan[0])} ({nan.size} of "
+                            f"{logits.size}): the model's output overflowed or read NaN inputs")
+    if np.isneginf(logits).all():
+        raise ArgumentError(f"logits: every one of the {logits.size} tokens is -inf: nothing to choose from")
+    return logits
