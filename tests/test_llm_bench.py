@@ -78,6 +78,14 @@ def test_llm_bench_rejects_unknown_decoder(capsys):
     assert "unknown decoder gpt2" in capsys.readouterr().err
 
 
+def test_llm_bench_reports_a_case_over_the_memory_budget(capsys):
+    # a billion cached tokens: the step's mask alone would be 4 GB a row of queries
+    code = cli.main(["bench", "--llm", "--cpu", "--models", "qwen2.5_0.5b", "--blocks", "1", "--vocab", "64",
+                     "--past", "1000000000", "--loops", "1"])
+    out = capsys.readouterr().out
+    assert code == 1 and "failed: MemoryBudgetError: qwen2.5_0.5b: the step's mask" in out
+
+
 @pytest.mark.gpu
 def test_decode_ab_times_each_setting_and_restores_the_defaults(capsys):
     import vkncnn

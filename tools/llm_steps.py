@@ -16,6 +16,8 @@ import tempfile
 
 import numpy as np
 
+from vkncnn.memory_budget import check_alloc
+
 from .benchmark_models import BENCHMARK_DIR, LLM_MODELS
 
 
@@ -26,6 +28,8 @@ def proj_out_path(name: str) -> str:
 def step_feed(name: str, cur: int, past: int, seed: int = 0) -> dict[str, np.ndarray]:
     """Seeded inputs for one step of model `name` (see LLM_MODELS): embeddings, mask, RoPE tables."""
     hidden, half = LLM_MODELS[name]
+    check_alloc(None, (cur, past + cur), 4, f"{name}: the step's mask")
+    check_alloc(None, (cur, max(hidden, 2 * half)), 4, f"{name}: the step's embeddings")
     rng = np.random.default_rng(seed)
     angles = rng.uniform(0, 3, (cur, half))
     mask = np.zeros((cur, past + cur), np.float32)
