@@ -315,7 +315,7 @@ def test_step_inputs_are_checked(gen):
         rope_tables(-1, 3, 32, 1e4)
     with pytest.raises(ArgumentError, match="head_dim: expected a positive even int"):
         rope_tables(0, 3, 31, 1e4)
-    for base in (0.0, float("nan"), float("inf"), True):
+    for base in (0.0, float("nan"), float("inf"), True, "1e4"):
         with pytest.raises(ArgumentError, match="base: expected a finite number > 1"):
             rope_tables(0, 3, 32, base)
     with pytest.raises(MemoryBudgetError, match="rope_tables"):
@@ -324,7 +324,7 @@ def test_step_inputs_are_checked(gen):
         causal_mask(-1, 0)
     with pytest.raises(MemoryBudgetError, match="causal_mask"):
         causal_mask(10**6, 10**6)
-    cos, sin = rope_tables(2, 1, 32, 1e4)
+    cos, sin = rope_tables(2, 1, 32, np.float32(1e4))  # a config's numpy scalar is a number too
     assert cos.shape == sin.shape == (1, 16) and causal_mask(1, 2).shape == (1, 3)
     # forward() checks its ids as generate() does: an id past the vocabulary was embedded before
     for ids, message in (([97], "below 97"), ([-1], "ints >= 0"), ([1.5], "ints >= 0"), ([], "at least one")):

@@ -7,6 +7,7 @@ builds them afresh; both are small (new x (past + new), and new x head_dim / 2).
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def rope_tables(past: int, new: int, head_dim: int, base: float) -> tuple[np.nda
     past, new = _count(past, "rope_tables(): past"), _count(new, "rope_tables(): new")
     if not is_int(head_dim) or head_dim <= 0 or head_dim % 2:
         raise ArgumentError(f"rope_tables(): head_dim: expected a positive even int, got {head_dim!r:.40}")
-    if isinstance(base, bool) or not isinstance(base, (int, float)) or not (1 < base < math.inf):
+    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real) or not 1 < base < math.inf:
         raise ArgumentError(f"rope_tables(): base: expected a finite number > 1 (such as 10000.0), got {base!r:.40}")
     check_alloc(None, (new, head_dim // 2), 8, "rope_tables()")  # the angles, float64
     inv_freq = base ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
