@@ -398,8 +398,10 @@ def test_bad_models(tmp_path, gen):
         Generator(gen.decoder, gen.proj_out, gen.embed, head_dim=31)
     with pytest.raises(ArgumentTypeError, match="embedding"):
         Generator(gen.decoder, gen.proj_out, "table", head_dim=32)
-    with pytest.raises(ArgumentError, match="rope_base"):
-        Generator(gen.decoder, gen.proj_out, gen.embed, head_dim=32, rope_base=float("inf") * 0)
+    for base in (float("inf") * 0, float("inf")):  # an infinite base passed before
+        with pytest.raises(ArgumentError, match="rope_base"):
+            Generator(gen.decoder, gen.proj_out, gen.embed, head_dim=32, rope_base=base)
+    assert Generator(gen.decoder, gen.proj_out, gen.embed, head_dim=32, rope_base=np.float32(5e5)).rope_base == 5e5
     with pytest.raises(ArgumentTypeError, match="tokenizer"):
         Generator(gen.decoder, gen.proj_out, gen.embed, head_dim=32, tokenizer=str)
     with pytest.raises(ShapeError, match="expected \\(3, hidden\\)"):

@@ -33,12 +33,18 @@ def rope_tables(past: int, new: int, head_dim: int, base: float) -> tuple[np.nda
     past, new = _count(past, "rope_tables(): past"), _count(new, "rope_tables(): new")
     if not is_int(head_dim) or head_dim <= 0 or head_dim % 2:
         raise ArgumentError(f"rope_tables(): head_dim: expected a positive even int, got {head_dim!r:.40}")
-    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real) or not 1 < base < math.inf:
-        raise ArgumentError(f"rope_tables(): base: expected a finite number > 1 (such as 10000.0), got {base!r:.40}")
+    check_rope_base(base, "rope_tables(): base")
     check_alloc(None, (new, head_dim // 2), 8, "rope_tables()")  # the angles, float64
     inv_freq = base ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
     angles = np.outer(np.arange(past, past + new, dtype=np.float64), inv_freq)
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+
+
+def check_rope_base(base, what: str) -> float:
+    """base as a float, if it is a finite real number above 1 (RoPE's 10000.0 and the like)."""
+    if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real) or not 1 < base < math.inf:
+        raise ArgumentError(f"{what}: expected a finite number > 1 (such as 10000.0), got {base!r:.40}")
+    return float(base)
 
 
 def _count(value, what: str) -> int:

@@ -26,7 +26,7 @@ from ..array_checks import is_int
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..mat import Mat
 from .decoder import Decoder, DeviceCache, device_cache_problem, device_head_step, device_step, head_problem
-from .decoder_inputs import causal_mask, rope_tables
+from .decoder_inputs import causal_mask, check_rope_base, rope_tables
 from .mat_cache_step import MatCache, cache_blob_names, decoder_step, empty_cache
 from .sampling import SamplingParams, next_token
 from .tokenizer import Tokenizer
@@ -86,8 +86,7 @@ class Generator:
         else:
             raise ArgumentTypeError(f"embedding: expected a Net, a (vocab, hidden) array or a callable, "
                                     f"got {type(embedding).__name__}")
-        if isinstance(rope_base, bool) or not isinstance(rope_base, (int, float)) or not rope_base > 1:
-            raise ArgumentError(f"rope_base: expected a number > 1 (such as 10000.0), got {rope_base!r:.40}")
+        rope_base = check_rope_base(rope_base, "rope_base")
         if max_context is not None and (not is_int(max_context) or max_context <= 0):
             raise ArgumentError(f"max_context: expected a positive int or None, got {max_context!r:.40}")
         if vocab_size is not None and (not is_int(vocab_size) or vocab_size <= 0):
