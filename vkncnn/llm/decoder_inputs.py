@@ -40,7 +40,7 @@ def rope_tables(past: int, new: int, head_dim: int, base: float) -> tuple[np.nda
     return np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
 
 
-def check_rope_base(base, what: str) -> float:
+def check_rope_base(base: object, what: str) -> float:
     """base as a float, if it is a finite real number above 1 (RoPE's 10000.0 and the like)."""
     if isinstance(base, (bool, np.bool_)) or not isinstance(base, numbers.Real) or not 1 < base < math.inf:
         raise ArgumentError(f"{what}: expected a finite number > 1 (such as 10000.0), got {base!r:.40}")
