@@ -8,6 +8,9 @@ decode steps give non-finite values from Python in the pinned release.
 
 from __future__ import annotations
 
+import json
+import shutil
+
 import numpy as np
 import pytest
 
@@ -19,6 +22,7 @@ from vkncnn.errors import (
     MatError,
     MemoryBudgetError,
     ModelFileError,
+    ModelFormatError,
     ShapeError,
     TokenizerError,
 )
@@ -392,6 +396,12 @@ def test_bad_prompts_and_lengths(gen):
 def test_bad_models(tmp_path, gen):
     with pytest.raises(ModelFileError, match="model directory"):
         load_generator(tmp_path / "missing")
+    # a config whose vocabulary outgrows the embedding: its ids would be clamped to the last row
+    shutil.copytree(TINY_LM_DIR, tmp_path / "wide")
+    config = json.loads((tmp_path / "wide" / "config.json").read_text())
+    (tmp_path / "wide" / "config.json").write_text(json.dumps({**config, "vocab_size": 1000}))
+    with pytest.raises(ModelFormatError, match="vocab_size 1000 is more than the 97 rows of the embedding"):
+        load_generator(tmp_path / "wide")
     with pytest.raises(BlobNotFoundError, match="decoder form"):
         Generator(gen.proj_out, gen.proj_out, gen.embed, head_dim=32)  # proj_out is no decoder
     with pytest.raises(ArgumentError, match="head_dim"):

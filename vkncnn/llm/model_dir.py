@@ -57,6 +57,11 @@ def load_generator(model_dir: str | Path, gpu: bool = False, fp16: bool = False)
                              f"config.json), found {'a file' if root.exists() else 'nothing'}")
     config = read_config(root / "config.json")
     nets = [load_net(root / name, gpu, fp16) for name in NETS]
+    # an id past the embedding's rows would be clamped to its last row (ncnn's Embed), not refused
+    rows = [layer.input_dim for layer in nets[NETS.index("embed")].layers() if layer.type == "Embed"]
+    if rows and config["vocab_size"] > rows[0]:
+        raise ModelFormatError(f"{root / 'config.json'}: vocab_size {config['vocab_size']} is more than the "
+                               f"{rows[0]} rows of the embedding (embed.ncnn.param)")
     return Generator(*nets, head_dim=config["head_dim"], rope_base=config["rope_base"],
                      tokenizer=CharTokenizer.from_file(root / "tokenizer.json"),
                      vocab_size=config["vocab_size"], stop_tokens=config["stop_tokens"],
