@@ -266,6 +266,13 @@ def test_device_cache_states_and_misuse(gpu_gen, greedy):
         dec.step(gpu_gen.embed([3]), np.zeros((1, dec.length + 1), np.float32), "cos", rope_tables(0, 1, 32, 1e4)[1])
     with pytest.raises(ArgumentError, match="GPU path"):
         Decoder(load_generator(TINY_LM_DIR).decoder)
+    released = Decoder(gpu_gen.decoder)
+    released.release()
+    released.release()  # twice is harmless
+    for use in (lambda: released.step(gpu_gen.embed([3]), np.zeros((1, 1), np.float32), *rope_tables(0, 1, 32, 1e4)),
+                released.caches):
+        with pytest.raises(ArgumentError, match="was released"):  # a TypeError from inside before
+            use()
     with pytest.raises(MemoryBudgetError, match="Decoder: the record of its cache rows"):
         Decoder(gpu_gen.decoder, capacity=10**12)  # numpy's MemoryError came out before
     ex = load_generator(TINY_LM_DIR).decoder.create_extractor()

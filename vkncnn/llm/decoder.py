@@ -92,6 +92,7 @@ class Decoder:
         check_alloc(net.opt, _round_up(first), 8, "Decoder: the record of its cache rows")
         self._cache = DeviceKvCache(net.gpu.vkdev, self.cache_names, _round_up(first))
         self.length = 0
+        self.released = False
         self.serial = 0  # steps run; each row remembers the step that wrote it (restore() checks)
         self._written = np.zeros(self._cache.capacity, np.int64)
         self._dirty = 0  # rows below this may hold values (the rest are zeros)
@@ -148,6 +149,7 @@ class Decoder:
     def _begin(self, embeddings, mask, cos, sin) -> tuple[tuple[int, int], dict]:
         """Check a step's inputs and ready the cache for it: the plan key (new tokens,
         capacity) and the host inputs by blob index."""
+        self._check_held("Decoder.step")
         # copies: the plan's uploads read them, and nothing of the caller's may be touched
         embeddings, mask, cos, sin = (float32_copy(a, f"Decoder.step: {what}") for a, what in
                                       ((embeddings, "embeddings"), (mask, "mask"), (cos, "cos"), (sin, "sin")))
@@ -187,14 +189,21 @@ class Decoder:
     def caches(self) -> list[np.ndarray]:
         """Every cache blob's rows, (heads, length, width) each in cache_names order: downloads,
         for looking at the cache (a step needs none of them)."""
+        self._check_held("Decoder.caches")
         return [self._cache.read(i, self.length) for i in range(len(self.cache_names))]
 
     def release(self) -> None:
-        """Give the device buffers back now (otherwise when the Decoder is collected)."""
+        """Give the device buffers back now (otherwise when the Decoder is collected); the
+        Decoder steps no more."""
+        self.released = True
         self._plan.release()
         if self.head is not None:
             self._head_plan.release()
         self._cache.release()
+
+    def _check_held(self, what: str) -> None:
+        if self.released:
+            raise ArgumentError(f"{what}: this Decoder was released (its device buffers are gone); make a new one")
 
     def _grow(self, needed: int) -> None:
         capacity = _round_up(max(needed + self.headroom, self.capacity + self.capacity // 2))
