@@ -92,11 +92,12 @@ def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Genera
     A logit of +inf takes all the probability (shared with any other +inf); NaN, no logits
     or only -inf leave nothing to choose from: ArgumentError, where numpy would pick token 0
     or fail on NaN probabilities."""
-    logits = _checked(np.asarray(logits, np.float64).reshape(-1))
-    logits = penalize_repeats(logits, history, params.repetition_penalty)
+    logits = np.asarray(logits, np.float64).reshape(-1)
+    top = _checked_top(logits)
+    logits = penalize_repeats(logits, history, params.repetition_penalty)  # keeps +inf at +inf
     if params.greedy:
         return int(np.argmax(logits))
-    if np.isposinf(logits).any():
+    if top == np.inf:
         logits = np.where(np.isposinf(logits), 0.0, -np.inf)
     logits = keep_top_k(logits / params.temperature, params.top_k)
     probs = np.exp(logits - logits.max())
@@ -104,13 +105,17 @@ def next_token(logits: np.ndarray, params: SamplingParams, rng: np.random.Genera
     return int(rng.choice(len(probs), p=probs))
 
 
-def _checked(logits: np.ndarray) -> np.ndarray:
+def _checked_top(logits: np.ndarray) -> float:
+    """The largest logit, after refusing logits that leave no choice. One pass over the
+    vocabulary (a max, which NaN propagates through) on the way of every token; the NaN's
+    position is looked for only when there is one."""
     if logits.size == 0:
         raise ArgumentError("logits: expected one value per token of the vocabulary, got none")
-    nan = np.flatnonzero(np.isnan(logits))
-    if nan.size:
+    top = float(logits.max())
+    if math.isnan(top):
+        nan = np.flatnonzero(np.isnan(logits))
         raise ArgumentError(f"logits: expected numbers, got NaN at token {int(nan[0])} ({nan.size} of "
                             f"{logits.size}): the model's output overflowed or read NaN inputs")
-    if np.isneginf(logits).all():
+    if top == -math.inf:
         raise ArgumentError(f"logits: every one of the {logits.size} tokens is -inf: nothing to choose from")
-    return logits
+    return top
