@@ -1,13 +1,22 @@
-// variants: BINDINGS=4,7,9
+// variants: BINDINGS=4,7,9 SUBGROUP=0,1
 // alias: innerproduct_gemv_merge MERGE=1
+// alias: innerproduct_gemv_merge_subgroup MERGE=1 SUBGROUP=1
+// vulkan1.0: SUBGROUP=0
 #version 450
 #extension GL_EXT_control_flow_attributes : require
+#if SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 // InnerProduct of one input vector: y[n] = act(dot(W[n], x) + bias[n]), W stored as rows
 // of K contiguous scalars. Such a layer reads every weight exactly once (VGG's fc6: 103 M
 // of them), so it runs at the speed of memory or not at all: each row is read by lx
 // invocations side by side, one vec4 each per step (a whole subgroup reads one contiguous
-// run of the row), and the lx partial sums meet in shared memory. ly rows per workgroup.
+// run of the row), and the lx partial sums meet: by subgroup shuffles (SUBGROUP=1, the host's
+// choice where the device has them: no barrier when a row's invocations are one subgroup or
+// fewer, one when they are several) or in a shared-memory tree (log2(lx) barriers).
+// ly rows per workgroup.
 // The host sizes lx to the row, so that each invocation makes a few steps, all of whose
 // loads can be in flight at once: a long serial walk waits on memory at every step.
 // (gemm.comp's matrix-vector mode reads scalars and serves any strides; this one needs
@@ -91,6 +100,66 @@ layout (binding = 8) readonly buffer sin_blob { sfp sin_data[]; };
 shared float partial[256];
 shared float partial_up[256];
 shared float partial_squares[256];
+
+// The row's lx partial sums (each invocation's v), added up: the total is valid in the row's
+// first invocation (tx == 0). Rows are lx consecutive invocations (lx a power of two), and
+// subgroups are runs of consecutive invocations, so a butterfly over offsets below
+// min(lx, subgroup size) stays within one row.
+vec3 row_total(vec3 v, int slot)
+{
+    const int lx = int(gl_WorkGroupSize.x);
+    const int tx = slot % lx;
+#if SUBGROUP
+    const int width = min(lx, int(gl_SubgroupSize));
+    for (int offset = width / 2; offset > 0; offset /= 2)
+    {
+        v.x += subgroupShuffleXor(v.x, uint(offset));
+        if (gated == 1)
+            v.y += subgroupShuffleXor(v.y, uint(offset));
+        if (prenorm != 0)
+            v.z += subgroupShuffleXor(v.z, uint(offset));
+    }
+    if (lx > width)  // several subgroups a row: their totals meet in shared memory
+    {
+        const int first = slot / width;  // the row's first subgroup's place, for tx == 0
+        if (tx % width == 0)
+        {
+            partial[first] = v.x;
+            partial_up[first] = v.y;
+            partial_squares[first] = v.z;
+        }
+        barrier();
+        if (tx == 0)
+        {
+            for (int i = 1; i < lx / width; i++)
+                v += vec3(partial[first + i], partial_up[first + i], partial_squares[first + i]);
+        }
+        if (rope != 0)
+            barrier();  // its epilogue writes partial_up again
+    }
+    return v;
+#else
+    partial[slot] = v.x;
+    if (gated == 1)
+        partial_up[slot] = v.y;
+    if (prenorm != 0)
+        partial_squares[slot] = v.z;
+    barrier();
+    for (int s = lx / 2; s > 0; s /= 2)
+    {
+        if (tx < s)
+        {
+            partial[slot] += partial[slot + s];
+            if (gated == 1)
+                partial_up[slot] += partial_up[slot + s];
+            if (prenorm != 0)
+                partial_squares[slot] += partial_squares[slot + s];
+        }
+        barrier();
+    }
+    return vec3(partial[slot], gated == 1 ? partial_up[slot] : 0.f, prenorm != 0 ? partial_squares[slot] : 0.f);
+#endif
+}
 
 #if MERGE
 #include "nonfinite.comp"
@@ -237,26 +306,11 @@ void main()
         }
     }
 #endif
-    partial[slot] = acc.x + acc.y + acc.z + acc.w;
-    if (gated == 1)
-        partial_up[slot] = acc_up.x + acc_up.y + acc_up.z + acc_up.w;
-    if (prenorm != 0)
-        partial_squares[slot] = squares;
-    barrier();
-    for (int s = lx / 2; s > 0; s /= 2)
-    {
-        if (tx < s)
-        {
-            partial[slot] += partial[slot + s];
-            if (gated == 1)
-                partial_up[slot] += partial_up[slot + s];
-            if (prenorm != 0)
-                partial_squares[slot] += partial_squares[slot + s];
-        }
-        barrier();
-    }
+    // (dot product, gated product, squares) of the row: valid in the row's invocation tx == 0
+    const vec3 total = row_total(vec3(acc.x + acc.y + acc.z + acc.w, acc_up.x + acc_up.y + acc_up.z + acc_up.w,
+                                      squares), slot);
     // the row's invocations loaded each input once: their squares are all of x's
-    const float inv_rms = prenorm != 0 ? 1.f / sqrt(partial_squares[slot] / float(K4 * 4) + prenorm_eps) : 1.f;
+    const float inv_rms = prenorm != 0 ? 1.f / sqrt(total.z / float(K4 * 4) + prenorm_eps) : 1.f;
 #if BINDINGS > 7
     if (rope != 0)
     {
@@ -265,7 +319,7 @@ void main()
         const int partner_row = rope == 1 ? row + (ty % 2 == 0 ? 1 : -1) * (rope_dim / 2) : row ^ 1;
         if (tx == 0 && row < rows)
         {
-            partial_up[slot] = partial[slot] * inv_rms + bias_value;
+            partial_up[slot] = total.x * inv_rms + bias_value;
         }
         barrier();
         if (tx == 0 && row < rows && partner_row < rows)
@@ -282,12 +336,12 @@ void main()
     if (tx == 0 && row < rows)
     {
         const int n = row_offset + row;
-        afp v = afp(partial[slot] * inv_rms * out_scale);
+        afp v = afp(total.x * inv_rms * out_scale);
         if (bias_term == 1)
             v += afp(bias_value);
         v = activation_afp(v, activation_type, activation_param_0, activation_param_1);
         if (gated == 1)
-            v *= afp(partial_up[slot] * inv_rms);
+            v *= afp(total.y * inv_rms);
         buffer_st1(top_blob_data, n, v);
     }
 }

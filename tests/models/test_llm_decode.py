@@ -22,6 +22,7 @@ import pytest
 
 from tests.gpu.fold_support import merges_in_the_product
 from vkncnn.gpu.ops import matrix_product
+from vkncnn.gpu.ops.row_reduction import use_subgroups
 from vkncnn.gpu.ops.split_records import SplitRecords
 from vkncnn.layers import gemm, sdpa
 from vkncnn.llm import Decoder
@@ -157,6 +158,40 @@ def test_device_cache_split_keys_merged_by_the_o_projection(name, fp16, tol, tmp
             assert rel_err(got, want) <= tol, f"out0 of step {step}, by the reader {by_reader} to {most_values}"
         # the one-token plan's two o projections (the prefill's 5 rows take the three steps)
         assert merging.count(True) == (2 if by_reader and merges_in_the_product(heads, dv, 256) else 0)
+
+
+@pytest.mark.gpu
+def test_device_cache_decode_by_either_row_reduction(tmp_path_factory, monkeypatch):
+    """The matrix-vector kernel adds a row's partial sums by subgroup shuffles where the
+    device has them (GEMV_SUBGROUP), else in a shared-memory tree: both give the numpy path's
+    steps, through every form a decode step takes (a folded norm, a gate, a RoPE, a merge
+    of the attention's splits; a cache of 256 rows splits the keys)."""
+    path, weights = _decoder("qwen2.5_0.5b", 2, tmp_path_factory)
+    feeds = sequence_feeds("qwen2.5_0.5b", [PREFILL, 1, 1])
+    want_rows, _ = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
+    made = []  # (SUBGROUP, BINDINGS, MERGE) of each matrix-vector pipeline asked for
+    make = matrix_product.shader_pipeline
+
+    def recording(vkdev, shader, *args, **kwargs):
+        if shader == "innerproduct_gemv":
+            made.append(tuple(args[-1].get(d, 0) for d in ("SUBGROUP", "BINDINGS", "MERGE")))
+        return make(vkdev, shader, *args, **kwargs)
+
+    monkeypatch.setattr(matrix_product, "shader_pipeline", recording)
+    for by_subgroups in (1, 0):
+        monkeypatch.setattr(matrix_product, "GEMV_SUBGROUP", by_subgroups)
+        gpu = VkncnnDecoder(path, weights, gpu=True, fp16=False)
+        if gpu.net.gpu is None:
+            pytest.skip("no Vulkan device")
+        made.clear()
+        dec = Decoder(gpu.net, capacity=256)
+        rows = [dec.step(f["in0"], f["in1"], f["in2"], f["in3"]) for f in feeds]
+        for step, (got, want) in enumerate(zip(rows, want_rows)):
+            assert rel_err(got, want) <= 1e-3, f"out0 of step {step}, GEMV_SUBGROUP={by_subgroups}"
+        shuffles = bool(by_subgroups and use_subgroups(gpu.net.gpu.vkdev, gpu.net.opt, 32))
+        assert {sub for sub, _, _ in made} == {int(shuffles)}, made
+        assert {binds for _, binds, _ in made} >= {4, 7, 9}, made  # plain, norm or gate, RoPE
+        assert any(merge for _, _, merge in made) == merges_in_the_product(14, 64, 256), made
 
 
 # the layers that dispatch in a decode step of 2 blocks, by type (a label per layer and shader)

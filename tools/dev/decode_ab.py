@@ -40,6 +40,7 @@ from vkncnn.tools.llm_steps import VkncnnDecoder, decode_case
 TUNABLES = {
     "GEMV_STEPS": matrix_product,
     "GEMV_WORKGROUP": matrix_product,
+    "GEMV_SUBGROUP": matrix_product,
     "DECODE_LOCAL": sdpa,
     "DECODE_MAX_KEYS": sdpa,
     "DECODE_MAX_SPLITS": sdpa,

@@ -352,7 +352,7 @@ class Gemm(Layer):
                 up = (gated[0].B_slices[0][1], None if norm else as_pack1(gated[1], cmd, opt))
             for n0, weight in self.B_slices:
                 record_gemv(self, cmd, fp16, a.mat, weight, bias, top, n0, k, activation=act, prenorm=norm, up=up,
-                            rope=rope, scale=1.0 if scale is None else scale)
+                            rope=rope, scale=1.0 if scale is None else scale, opt=opt)
             return [top]
         if self.output_transpose:
             # out^T = B^T A^T: swap the operands' roles, so the output's rows are always m

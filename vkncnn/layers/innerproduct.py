@@ -166,7 +166,7 @@ class InnerProduct(Layer):
         act = activation_specs(self.activation_type, self.activation_params)
         if m == 1 and self.num_input % 4 == 0 and a.s_row == 0:
             for n0, weight in self.weight_gpu:  # one vector: a matrix-vector product at memory speed
-                record_gemv(self, cmd, fp16, x, weight, self.bias_gpu, top, n0, self.num_input, act)
+                record_gemv(self, cmd, fp16, x, weight, self.bias_gpu, top, n0, self.num_input, act, opt=opt)
             return [top]
         for n0, weight in self.weight_gpu:
             rows = weight.numpy_shape()[0]

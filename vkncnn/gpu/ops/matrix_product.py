@@ -10,6 +10,7 @@ from ...errors import GpuError
 from ...log import log_kernel
 from ..vulkan.pipeline import shader_pipeline
 from .dispatch_options import pow2_ceil, workgroup_cap
+from .row_reduction import use_subgroups
 from .split_records import SplitRecords
 
 # products (batch x m x n x k, fp16 storage) from which gemm_coopmat.comp runs them: the
@@ -146,7 +147,8 @@ GEMV_MERGE_MAX_VALUES = 24576
 
 
 def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k: int,
-                activation=(0, 0.0, 0.0), prenorm=None, up=None, rope=None, scale: float = 1.0) -> None:
+                activation=(0, 0.0, 0.0), prenorm=None, up=None, rope=None, scale: float = 1.0,
+                opt=None) -> None:
     """top[row_offset + r] = act(dot(weight[r], x) + bias[row_offset + r]) for every row r of
     `weight` (rows of k contiguous scalars, k % 4 == 0) and a contiguous input vector x
     (shaders/innerproduct_gemv.comp: vec4 loads, gemv_workgroup's invocations per row).
@@ -157,7 +159,8 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     prenorm). rope: (1 for pairs (j, j + dim/2) or 2 for (2j, 2j + 1), dim, cos, sin) of
     a one-token RotaryEmbed over heads of dim outputs (no activation then). scale: the
     product's factor before the bias (not with up or rope). x may be a SplitRecords (an
-    attention's splits, gemv_merge_fits): the kernel merges them into the input row first."""
+    attention's splits, gemv_merge_fits): the kernel merges them into the input row first.
+    opt: the recording's Option (its use_subgroup_ops; None: as the device allows)."""
     rows = weight.numpy_shape()[0]
     lx, ly = gemv_workgroup(cmd.vkdev, k, paired=rope is not None)
     merge = x if isinstance(x, SplitRecords) else None
@@ -172,7 +175,7 @@ def record_gemv(layer, cmd, fp16: bool, x, weight, bias, top, row_offset: int, k
     binds = GEMV_ROPE_BINDINGS if rope is not None else GEMV_FOLD_BINDINGS if folds else 4
     specs = list(activation) + [int(bias is not None), k // 4, rows, row_offset, mode, float(eps), int(up is not None),
                                 rope_mode, rope_dim, float(scale)]
-    defines = {"BINDINGS": binds}
+    defines = {"BINDINGS": binds, "SUBGROUP": int(GEMV_SUBGROUP and use_subgroups(cmd.vkdev, opt, lx * ly))}
     if merge is not None:
         specs += [merge.splits, merge.dv // 4]
         defines["MERGE"] = 1
@@ -216,6 +219,9 @@ def gemv_folds_fit(vkdev, bindings: int = GEMV_FOLD_BINDINGS) -> bool:
 GEMV_STEPS = 16
 # invocations of its workgroup (at most 256: the shader's shared arrays)
 GEMV_WORKGROUP = 256
+# 1: a row's partial sums meet by subgroup shuffles where the device has them (0: always in
+# a shared-memory tree, log2(invocations a row) barriers)
+GEMV_SUBGROUP = 1
 
 
 def gemv_workgroup(vkdev, k: int, paired: bool = False) -> tuple[int, int]:
