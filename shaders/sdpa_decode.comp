@@ -1,6 +1,11 @@
-// variants: WRITE=0,1 QKNORM=0,1
+// variants: WRITE=0,1 QKNORM=0,1 SUBGROUP=0,1
+// vulkan1.0: SUBGROUP=0
 #version 450
 #extension GL_EXT_control_flow_attributes : require
+#if SUBGROUP
+#extension GL_KHR_shader_subgroup_basic : require
+#extension GL_KHR_shader_subgroup_shuffle : require
+#endif
 
 // SDPA for a few query rows (a decode step) in one dispatch: scores, softmax and P x V.
 // The three-step path (sdpa_qk, sdpa_softmax, sdpa_pv_split) puts two barriers between them,
@@ -28,6 +33,10 @@
 // write and barrier before it). The first split's workgroup of one query head per cache head
 // writes them; every workgroup reads the step's rows from cur_k and cur_v, never from the
 // cache rows being written.
+//
+// SUBGROUP: the workgroup's maxima and sums meet by subgroup shuffles, then once in shared
+// memory (the host's choice where the device has them, with at most 64 subgroups a
+// workgroup); else in a shared-memory tree of log2(L) barriers.
 //
 // QKNORM (with WRITE): q and the step's key row arrive as the products gave them, and each
 // workgroup applies the decoder's per-head RMSNorms (gamma q_gamma / k_gamma, over d) and,
@@ -123,6 +132,23 @@ shared float rope_sin[MAX_D / 2];
 // the workgroup's maximum (op 0) or sum (op 1) of one value per invocation
 float workgroup_reduce(float x, int op)
 {
+#if SUBGROUP
+    for (uint offset = gl_SubgroupSize / 2; offset > 0; offset /= 2)
+    {
+        const float y = subgroupShuffleXor(x, offset);
+        x = op == 0 ? max(x, y) : x + y;
+    }
+    // each op its own half of partial: a reduction's reads end before the next of its op
+    // writes, with the other op's barrier between them
+    const int at = op * 128;
+    if (gl_SubgroupInvocationID == 0)
+        partial[at + gl_SubgroupID] = x;
+    barrier();
+    float r = partial[at];
+    for (int g = 1; g < int(gl_NumSubgroups); g++)
+        r = op == 0 ? max(r, partial[at + g]) : r + partial[at + g];
+    return r;
+#else
     const int L = int(gl_WorkGroupSize.x);
     const int tx = int(gl_LocalInvocationID.x);
     partial[tx] = x;
@@ -136,12 +162,25 @@ float workgroup_reduce(float x, int op)
     const float r = partial[0];
     barrier();  // partial is reused by the next reduction
     return r;
+#endif
 }
 
 #if QKNORM
 // both sums of one value pair per invocation over the workgroup (partial4's first two lanes)
 vec2 workgroup_sum2(vec2 x)
 {
+#if SUBGROUP
+    for (uint offset = gl_SubgroupSize / 2; offset > 0; offset /= 2)
+        x += subgroupShuffleXor(x, offset);
+    if (gl_SubgroupInvocationID == 0)
+        partial4[gl_SubgroupID].xy = x;
+    barrier();
+    vec2 r = partial4[0].xy;
+    for (int g = 1; g < int(gl_NumSubgroups); g++)
+        r += partial4[g].xy;
+    barrier();  // partial4 is reused by the P x V sums
+    return r;
+#else
     const int L = int(gl_WorkGroupSize.x);
     const int tx = int(gl_LocalInvocationID.x);
     partial4[tx].xy = x;
@@ -155,6 +194,7 @@ vec2 workgroup_sum2(vec2 x)
     const vec2 r = partial4[0].xy;
     barrier();  // partial4 is reused by the P x V sums
     return r;
+#endif
 }
 
 // q_row = rope(q / rms(q) * q_gamma) and (WRITE) k_new = rope(k / rms(k) * k_gamma): the

@@ -161,37 +161,51 @@ def test_device_cache_split_keys_merged_by_the_o_projection(name, fp16, tol, tmp
 
 
 @pytest.mark.gpu
-def test_device_cache_decode_by_either_row_reduction(tmp_path_factory, monkeypatch):
-    """The matrix-vector kernel adds a row's partial sums by subgroup shuffles where the
-    device has them (GEMV_SUBGROUP), else in a shared-memory tree: both give the numpy path's
-    steps, through every form a decode step takes (a folded norm, a gate, a RoPE, a merge
-    of the attention's splits; a cache of 256 rows splits the keys)."""
-    path, weights = _decoder("qwen2.5_0.5b", 2, tmp_path_factory)
-    feeds = sequence_feeds("qwen2.5_0.5b", [PREFILL, 1, 1])
+@pytest.mark.parametrize("name,forms", [("qwen2.5_0.5b", {4, 7, 9}), ("qwen3_0.6b", {4, 7})])
+def test_device_cache_decode_by_either_reduction(name, forms, tmp_path_factory, monkeypatch):
+    """The matrix-vector kernel adds a row's partial sums, and the one-row attention its
+    maxima and sums, by subgroup shuffles where the device has them (GEMV_SUBGROUP,
+    DECODE_SUBGROUP), else in shared-memory trees: both give the numpy path's steps, through
+    every form a decode step takes (products plain, with a folded norm or gate, with a RoPE
+    (qwen2.5), merging the attention's splits; qwen3's attention norms and rotates q and k
+    itself). A cache of 256 rows splits each head's keys, and 70 cached tokens spread the
+    live ones over several splits and several subgroups of each."""
+    path, weights = _decoder(name, 2, tmp_path_factory)
+    feeds = sequence_feeds(name, [70, 1, 1])
     want_rows, _ = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
-    made = []  # (SUBGROUP, BINDINGS, MERGE) of each matrix-vector pipeline asked for
-    make = matrix_product.shader_pipeline
+    made = []  # (shader, SUBGROUP, BINDINGS, MERGE) of each pipeline asked for
+    pipelines = {module: module.shader_pipeline for module in (matrix_product, sdpa)}
 
-    def recording(vkdev, shader, *args, **kwargs):
-        if shader == "innerproduct_gemv":
-            made.append(tuple(args[-1].get(d, 0) for d in ("SUBGROUP", "BINDINGS", "MERGE")))
-        return make(vkdev, shader, *args, **kwargs)
+    def recording(module):
+        def make(vkdev, shader, *args, **kwargs):
+            if shader in ("innerproduct_gemv", "sdpa_decode"):
+                made.append((shader,) + tuple(args[-1].get(d, 0) for d in ("SUBGROUP", "BINDINGS", "MERGE")))
+            return pipelines[module](vkdev, shader, *args, **kwargs)
+        return make
 
-    monkeypatch.setattr(matrix_product, "shader_pipeline", recording)
+    for module in pipelines:
+        monkeypatch.setattr(module, "shader_pipeline", recording(module))
+    heads, dv = {"qwen2.5_0.5b": (14, 64), "qwen3_0.6b": (16, 128)}[name]
     for by_subgroups in (1, 0):
         monkeypatch.setattr(matrix_product, "GEMV_SUBGROUP", by_subgroups)
+        monkeypatch.setattr(sdpa, "DECODE_SUBGROUP", by_subgroups)
+        made.clear()
         gpu = VkncnnDecoder(path, weights, gpu=True, fp16=False)
         if gpu.net.gpu is None:
             pytest.skip("no Vulkan device")
-        made.clear()
         dec = Decoder(gpu.net, capacity=256)
         rows = [dec.step(f["in0"], f["in1"], f["in2"], f["in3"]) for f in feeds]
         for step, (got, want) in enumerate(zip(rows, want_rows)):
-            assert rel_err(got, want) <= 1e-3, f"out0 of step {step}, GEMV_SUBGROUP={by_subgroups}"
-        shuffles = bool(by_subgroups and use_subgroups(gpu.net.gpu.vkdev, gpu.net.opt, 32))
-        assert {sub for sub, _, _ in made} == {int(shuffles)}, made
-        assert {binds for _, binds, _ in made} >= {4, 7, 9}, made  # plain, norm or gate, RoPE
-        assert any(merge for _, _, merge in made) == merges_in_the_product(14, 64, 256), made
+            assert rel_err(got, want) <= 1e-3, f"out0 of step {step}, subgroups {by_subgroups}"
+        vkdev = gpu.net.gpu.vkdev
+        shuffles = {"innerproduct_gemv": bool(by_subgroups and use_subgroups(vkdev, gpu.net.opt, 32)),
+                    "sdpa_decode": bool(by_subgroups and sdpa.decode_subgroups(vkdev, gpu.net.opt,
+                                                                                sdpa.decode_local(vkdev)))}
+        for shader, want_subgroups in shuffles.items():
+            assert {sub for s, sub, _, _ in made if s == shader} == {int(want_subgroups)}, made
+        products = [(binds, merge) for s, _, binds, merge in made if s == "innerproduct_gemv"]
+        assert {binds for binds, _ in products} >= forms, made
+        assert any(merge for _, merge in products) == merges_in_the_product(heads, dv, 256), made
 
 
 # the layers that dispatch in a decode step of 2 blocks, by type (a label per layer and shader)

@@ -47,6 +47,7 @@ TUNABLES = {
     "DECODE_LANE_KEYS": sdpa,
     "DECODE_UNROLL": sdpa,
     "DECODE_MERGE_BY_READER": sdpa,
+    "DECODE_SUBGROUP": sdpa,
     "GEMV_MERGE_MAX_VALUES": matrix_product,
     "HEAD_ON_DEVICE": llm_steps,
 }

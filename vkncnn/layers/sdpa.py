@@ -65,6 +65,9 @@ DECODE_UNROLL = 1
 # to pay (gemv_merge_pays); 0: the attention always merges them
 DECODE_MERGE_BY_READER = 1
 DECODE_UNROLL_MAX_STEPS = 64
+# 1: sdpa_decode.comp's maxima and sums meet by subgroup shuffles where the device has them
+# (at most 64 subgroups a workgroup); 0: always in a shared-memory tree
+DECODE_SUBGROUP = 1
 DECODE_CHUNK = 1024  # sdpa_decode.comp's CHUNK: the keys a workgroup scores before it sums them
 # storage buffers of sdpa_decode.comp: q, k, v, mask, out, the splits' workspace; with
 # WRITE (the step's rows go into a device KV cache in the same dispatch) also the step's k
@@ -139,6 +142,7 @@ class SDPA(Layer):
         self.pv = make("sdpa_pv", (16, 4, 1))
         self.pv_split = make("sdpa_pv_split", (PV_SPLIT_LOCAL, 1, 1))  # a workgroup per 4 outputs
         self.decode_local = decode_local(self.vkdev)
+        self.decode_subgroups = decode_subgroups(self.vkdev, opt, self.decode_local)
         buffers = self.vkdev.info.max_per_stage_storage_buffers()
 
         self.decode_fp16 = fp16
@@ -306,7 +310,8 @@ class SDPA(Layer):
         variant; merge_by_reader: the splits' records are the output (MERGE_BY_READER)."""
         specs = [1 if self.attn_mask else 0] + (shapes or [0] * 5) + (qk or [0, 0.0, 0.0]) + [int(merge_by_reader)]
         return shader_pipeline(self.vkdev, "sdpa_decode", self.decode_fp16, specs,
-                               (self.decode_local, 1, 1), {"WRITE": write, "QKNORM": int(qk is not None)})
+                               (self.decode_local, 1, 1), {"WRITE": write, "QKNORM": int(qk is not None),
+                                                           "SUBGROUP": int(self.decode_subgroups)})
 
     def _record_decode(self, cmd, opt, pipeline, bindings: list, constants: list, write_bindings: list,
                        qk_norm=None):
@@ -369,6 +374,13 @@ def decode_local(vkdev) -> int:
     """Invocations of a sdpa_decode.comp workgroup on `vkdev`: DECODE_LOCAL, or fewer where
     the device's workgroups are smaller."""
     return min(DECODE_LOCAL, workgroup_cap(vkdev))
+
+
+def decode_subgroups(vkdev, opt, local: int) -> bool:
+    """Do sdpa_decode.comp's reductions use subgroup shuffles here (DECODE_SUBGROUP, the
+    device's subgroup operations, and at most 64 subgroups in a workgroup of `local`)?"""
+    size = vkdev.info.subgroup_size()
+    return bool(DECODE_SUBGROUP and rows.use_subgroups(vkdev, opt, local) and local // size <= 64)
 
 
 def decode_layout(keys: int, dv: int, local: int) -> tuple[int, int, int]:
