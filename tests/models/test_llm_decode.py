@@ -168,10 +168,10 @@ def test_device_cache_decode_by_either_reduction(name, forms, tmp_path_factory, 
     DECODE_SUBGROUP), else in shared-memory trees: both give the numpy path's steps, through
     every form a decode step takes (products plain, with a folded norm or gate, with a RoPE
     (qwen2.5), merging the attention's splits; qwen3's attention norms and rotates q and k
-    itself). A cache of 256 rows splits each head's keys, and 70 cached tokens spread the
-    live ones over several splits and several subgroups of each."""
+    itself). A cache of 256 rows splits each head's keys; the 40 cached tokens lie across
+    several subgroups of the first split (and, at qwen3's width of 128, two splits)."""
     path, weights = _decoder(name, 2, tmp_path_factory)
-    feeds = sequence_feeds(name, [70, 1, 1])
+    feeds = sequence_feeds(name, [40, 1, 1])
     want_rows, _ = run_steps(VkncnnDecoder(path, weights, gpu=False, fp16=False), feeds)
     made = []  # (shader, SUBGROUP, BINDINGS, MERGE) of each pipeline asked for
     pipelines = {module: module.shader_pipeline for module in (matrix_product, sdpa)}
