@@ -15,7 +15,7 @@
 // invocations side by side, one vec4 each per step (a whole subgroup reads one contiguous
 // run of the row), and the lx partial sums meet: by subgroup shuffles (SUBGROUP=1, the host's
 // choice where the device has them: no barrier when a row's invocations are one subgroup or
-// fewer, one when they are several) or in a shared-memory tree (log2(lx) barriers).
+// fewer, one when they are several) or in a shared-memory tree (log2(lx) + 1 barriers).
 // ly rows per workgroup.
 // The host sizes lx to the row, so that each invocation makes a few steps, all of whose
 // loads can be in flight at once: a long serial walk waits on memory at every step.

@@ -36,7 +36,7 @@
 //
 // SUBGROUP: the workgroup's maxima and sums meet by subgroup shuffles, then once in shared
 // memory (the host's choice where the device has them, with at most 64 subgroups a
-// workgroup); else in a shared-memory tree of log2(L) barriers.
+// workgroup); else in a shared-memory tree of log2(L) + 2 barriers.
 //
 // QKNORM (with WRITE): q and the step's key row arrive as the products gave them, and each
 // workgroup applies the decoder's per-head RMSNorms (gamma q_gamma / k_gamma, over d) and,

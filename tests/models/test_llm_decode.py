@@ -198,7 +198,8 @@ def test_device_cache_decode_by_either_reduction(name, forms, tmp_path_factory, 
         for step, (got, want) in enumerate(zip(rows, want_rows)):
             assert rel_err(got, want) <= 1e-3, f"out0 of step {step}, subgroups {by_subgroups}"
         vkdev = gpu.net.gpu.vkdev
-        shuffles = {"innerproduct_gemv": bool(by_subgroups and use_subgroups(vkdev, gpu.net.opt, 32)),
+        lx, ly = matrix_product.gemv_workgroup(vkdev, 896)
+        shuffles = {"innerproduct_gemv": bool(by_subgroups and use_subgroups(vkdev, gpu.net.opt, lx * ly)),
                     "sdpa_decode": bool(by_subgroups and sdpa.decode_subgroups(vkdev, gpu.net.opt,
                                                                                 sdpa.decode_local(vkdev)))}
         for shader, want_subgroups in shuffles.items():

@@ -220,7 +220,7 @@ GEMV_STEPS = 16
 # invocations of its workgroup (at most 256: the shader's shared arrays)
 GEMV_WORKGROUP = 256
 # 1: a row's partial sums meet by subgroup shuffles where the device has them (0: always in
-# a shared-memory tree, log2(invocations a row) barriers)
+# a shared-memory tree, log2(invocations a row) + 1 barriers)
 GEMV_SUBGROUP = 1
 
 
