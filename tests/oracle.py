@@ -16,6 +16,16 @@ from vkncnn.testing import layer_param_text, param_entries, rel_err, weights_bin
 from vkncnn.tools.ncnn_oracle import ncnn, run_ncnn  # noqa: F401
 
 
+def cpu_has_avx512_bf16() -> bool:
+    """Does this CPU convert to bf16 in hardware? x86 ncnn then rounds ties to even (as vkncnn
+    does); without it, its conversion rounds ties up."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            return "avx512_bf16" in f.read()
+    except OSError:
+        return False
+
+
 def raw(a) -> tuple[np.ndarray, bool]:
     """A weight written without a storage flag (ncnn load type 1)."""
     return np.asarray(a, np.float32), False

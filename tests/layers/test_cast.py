@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import vkncnn
-from tests.oracle import check_layer, rand, run_ncnn, run_vkncnn
+from tests.oracle import check_layer, cpu_has_avx512_bf16, rand, run_ncnn, run_vkncnn
 from vkncnn.errors import Error
 
 try:
@@ -54,15 +54,7 @@ def test_cast_round_trips(shape, there, back):
     same_as_ncnn(chain(there, back), rand(*shape, lo=-70000, hi=70000))
 
 
-def _cpu_has_avx512_bf16() -> bool:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return "avx512_bf16" in f.read()
-    except OSError:
-        return False
-
-
-@pytest.mark.skipif(not _cpu_has_avx512_bf16(), reason="without AVX512-BF16 ncnn rounds bf16 ties up")
+@pytest.mark.skipif(not cpu_has_avx512_bf16(), reason="without AVX512-BF16 ncnn rounds bf16 ties up")
 @pytest.mark.parametrize("shape", [(16,), (16, 3, 5), (24, 4, 4), (8, 2, 2, 4)])
 def test_cast_bf16_rounding_edges(shape):
     # exact ties and subnormals: x86 ncnn converts 16 lanes at a time with vcvtneps2bf16

@@ -61,7 +61,8 @@ def _check_model(name: str, gpu: bool) -> None:
                 ex.input(k, vkncnn.Mat(v[b]))
             singles.append({blob: ex.extract(blob)[1].numpy() for blob in outputs + heads_in})
     net = _net(text, model_weights(name), gpu) if gpu else cpu_net
-    tol = 1e-3 if gpu else 1e-6
+    # the numpy path: BLAS blocks a batch's products as it likes (1.2e-6 seen on an AMD EPYC)
+    tol = 1e-3 if gpu else 1e-5
     with net.create_extractor() as ex:
         for k, v in batch.items():
             ex.input(k, vkncnn.Mat(v, batch_index=0))
