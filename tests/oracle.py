@@ -60,17 +60,22 @@ def run_vkncnn(param_text: str, weights: bytes, inputs: dict, outputs: list[str]
         return {name: ex.extract(name)[1].numpy() for name in outputs}
 
 
-def check_layer(type_name: str, params: dict, weights, inputs: list[np.ndarray], n_outputs: int = 1,
-                tol: float = 1e-4, gpu: bool = False, fp16: bool = False) -> float:
-    """Run one layer in ncnn and vkncnn; assert every output agrees within tol; return max error."""
+def layer_outputs(type_name: str, params: dict, weights, inputs: list[np.ndarray], n_outputs: int = 1,
+                  gpu: bool = False, fp16: bool = False) -> tuple[dict, dict]:
+    """Run one layer in ncnn and in vkncnn: (ncnn's outputs, ours), by name (out0, out1, ...)."""
     text = layer_param_text(type_name, params, len(inputs), n_outputs)
     wb = bin_bytes(weights)
     feed = {f"in{i}": x for i, x in enumerate(inputs)}
     names = [f"out{i}" for i in range(n_outputs)]
-    want = run_ncnn(text, wb, feed, names)
-    got = run_vkncnn(text, wb, feed, names, gpu=gpu, fp16=fp16)
+    return run_ncnn(text, wb, feed, names), run_vkncnn(text, wb, feed, names, gpu=gpu, fp16=fp16)
+
+
+def check_layer(type_name: str, params: dict, weights, inputs: list[np.ndarray], n_outputs: int = 1,
+                tol: float = 1e-4, gpu: bool = False, fp16: bool = False) -> float:
+    """Run one layer in ncnn and vkncnn; assert every output agrees within tol; return max error."""
+    want, got = layer_outputs(type_name, params, weights, inputs, n_outputs, gpu, fp16)
     worst = 0.0
-    for name in names:
+    for name in want:
         assert got[name].shape == want[name].shape, (
             f"{type_name} {params}: {name} shape {got[name].shape} != ncnn {want[name].shape}")
         err = rel_err(got[name], want[name])
