@@ -99,7 +99,7 @@ def test_fresh_machine_commands_match_ci():
     assert "```sh\n.ci/run\n```" in text
     ci = (ROOT / ".ci" / "run").read_text()
     test_command = [ln for ln in ci.splitlines() if ln.startswith("python3 -m pytest")]
-    assert test_command == ["python3 -m pytest -q -ra"]
+    assert test_command == ["python3 -m pytest -q -ra -n auto --maxprocesses=4"]
     assert f"`{test_command[0]}`" in text
     for step in ["libvulkan1 mesa-vulkan-drivers vulkan-validationlayers", 'pip install -q -e ".[test]"',
                  "VKNCNN_REQUIRE_GPU=1"]:
