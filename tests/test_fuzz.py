@@ -63,6 +63,18 @@ def test_the_harness_catches_each_kind_of_failure():
     assert report.failed == 5 and sum(report.counts.values()) == 6
     crash = next(r for r in report.failures if r.outcome == "CRASH")
     assert "SIGABRT" in crash.detail
+    spin = next(r for r in report.failures if r.outcome == "HANG" and r.case.mode == "spin")
+    assert spin.detail.startswith("past the limit in both of two runs")
+
+
+def test_a_case_slow_only_on_its_first_run_passes(tmp_path):
+    """A case past its CPU limit once (shaders compiled into empty caches) runs again and passes
+    there; one past it every time stays a HANG (above)."""
+    limits = Limits(cpu_s=0.5, wall_s=5.0, budget=16 << 20, margin=16 << 20)
+    marker = tmp_path / "first-run"
+    report = fuzz.fuzz([Case(0, "cold", param=str(marker).encode())], limits, workers=1)
+    assert marker.exists(), "the first run did not happen"
+    assert report.failed == 0 and report.counts["ok"] == 1
 
 
 def test_a_foreign_exception_wrapped_by_a_layer_is_a_failure(monkeypatch):

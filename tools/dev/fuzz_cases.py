@@ -40,7 +40,7 @@ HARNESS_CHECKS = ("raise", "spin", "sleep", "abort", "hog")  # modes that must e
 @dataclass
 class Case:
     index: int
-    mode: str = "extract"     # extract | load | one of HARNESS_CHECKS
+    mode: str = "extract"     # extract | load | one of HARNESS_CHECKS | cold
     fmt: str = "text"         # text | binary (.param.bin)
     param: bytes = b""
     weights: bytes = b""      # a real .bin; when empty, `fill` says how the worker makes them
