@@ -117,7 +117,7 @@ def load_case(kind: str, param: bytes, weights: bytes) -> None:
 def run_case(kind: str, param: bytes, weights: bytes, time_limit: float) -> str:
     """'ok', an error class name, or 'FAIL: ...' for a crash, a hang or a memory blow-up."""
     import vkncnn
-    import vkncnn.layers  # noqa: F401 - before the clock: the first load imports every layer (~0.7 s)
+    import vkncnn.layers  # noqa: F401 - before the clock: a process's first load would import them all
 
     tracemalloc.start()
     t0 = time.process_time()  # CPU time: a shared, loaded machine must not fake a hang

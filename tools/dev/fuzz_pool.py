@@ -7,10 +7,10 @@ grows beyond the hard cap mid-case is killed before it can swap the machine: a B
 The worker's own report catches the rest (memory peaks past budget + margin that the
 polling missed). After any of these the worker is replaced by a fresh one.
 
-A case past its CPU limit runs once more before it is called a HANG: the
-first run of a case may compile every shader its net needs (lavapipe compiles with LLVM, ~10 s
-of CPU for squeezenet_ssd's, ~1.4 s once the caches on disk hold them), and the second finds
-them cached. A loop that never ends runs past the limit both times.
+A case past its CPU limit runs once more before it is called a HANG: its first run may have
+compiled every shader its net needs into empty caches (a CPU Vulkan device such as lavapipe
+compiles them with LLVM, in the case's CPU time), and the second finds them on disk. A loop
+that never ends runs past the limit both times.
 """
 
 from __future__ import annotations
@@ -192,7 +192,7 @@ def run(cases, limits: Limits, workers: int = 2, gpu: bool = False):
     it = iter(cases)
     more = True
     again: list[Case] = []  # past the CPU limit once: to run a second time
-    retried: set[int] = set()  # id() of the cases run a second time
+    retried: dict[int, Case] = {}  # the cases run a second time, by id() (held: no id is reused)
     try:
         while True:
             for w in pool:
@@ -210,7 +210,7 @@ def run(cases, limits: Limits, workers: int = 2, gpu: bool = False):
             finished += [r for r in (w.watch() for w in busy if w not in ready) if r is not None]
             for result in finished:
                 if result.outcome == "HANG" and result.cpu > limits.cpu_s and id(result.case) not in retried:
-                    retried.add(id(result.case))
+                    retried[id(result.case)] = result.case
                     again.append(result.case)
                     continue
                 if result.outcome == "HANG" and id(result.case) in retried:
